@@ -1,0 +1,58 @@
+"""Parsed entries cached by blob id under .git/ledger/, so big ledgers stay fast.
+
+A blob id names its content, so a cached parse can never be stale: reading a
+10,000-step ledger re-parses only the files whose content is new. The cache is
+derived data (delete it any time); it is written atomically and a corrupt or
+foreign one is simply ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+CACHE_VERSION = 1
+
+
+class EntryCache:
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / "cache" / "entries.json"
+        self._data: dict[str, Any] = {}
+        self._dirty = False
+        self._loaded = False
+
+    def _load(self) -> None:
+        self._loaded = True
+        try:
+            raw = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return
+        if isinstance(raw, dict) and raw.get("version") == CACHE_VERSION:
+            entries = raw.get("entries")
+            if isinstance(entries, dict):
+                self._data = entries
+
+    def get(self, key: str) -> Any:
+        if not self._loaded:
+            self._load()
+        return self._data.get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        if not self._loaded:
+            self._load()
+        self._data[key] = value
+        self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".entries.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"version": CACHE_VERSION, "entries": self._data}))
+            os.replace(tmp, self.path)
+        except OSError:
+            return  # a cache that cannot be written only costs speed
+        self._dirty = False

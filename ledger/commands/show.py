@@ -1,0 +1,108 @@
+"""``git ledger show ID``: one entry with its results and the statistics behind it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledger import output
+from ledger.baseline import compare, standing_baseline
+from ledger.context import open_context
+from ledger.errors import BadInput
+from ledger.model.ids import check_safe
+from ledger.state import LedgerState, load_state
+from ledger.views import fmt
+
+
+def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
+    version = state.version(vid)
+    if version is None:
+        raise BadInput(f"no version {vid!r} in {state.config.dir}/", "see 'git ledger status'")
+    results = [
+        {"path": r.path, **r.data.model_dump(mode="json")}
+        for r in state.results
+        if r.data.version == vid
+    ]
+    gates = sorted(
+        {r.data.gate for r in state.results if r.data.version == vid} | {version.front.gate}
+    )
+    conclusion = version.front.conclusion
+    if conclusion is not None:
+        evidence = [g.model_dump(mode="json") for g in conclusion.gates]
+    else:
+        evidence = [
+            compare(state, vid, g, standing_baseline(state, g, before=vid)).model_dump(mode="json")
+            for g in gates
+            if g in state.config.gates
+        ]
+    reflection = state.reflection_for(vid)
+    return {
+        "id": vid,
+        "kind": "version",
+        "path": version.path,
+        "state": "concluded" if conclusion else "open",
+        "registration": version.front.registered(),
+        "hypothesis": version.hypothesis.strip(),
+        "verdict": conclusion.verdict if conclusion else None,
+        "override": conclusion.override if conclusion else None,
+        "conclusion": conclusion.model_dump(mode="json", exclude={"gates"}) if conclusion else None,
+        "evidence": evidence,
+        "results": results,
+        "reflection": reflection.front.id if reflection else None,
+    }
+
+
+def run(cwd: Path, vid: str, as_json: bool) -> int:
+    check_safe(vid, "id")
+    ctx = open_context(cwd)
+    state = load_state(ctx.store, ctx.config, ctx.store.snapshot())
+    reflection = next((r for r in state.reflections if r.front.id == vid), None)
+    if reflection is not None:
+        data: dict[str, Any] = {
+            "id": vid,
+            "kind": "reflection",
+            "path": reflection.path,
+            "after": reflection.front.after,
+            "triggers": reflection.front.triggers,
+            "complete": reflection.complete,
+            "missing_sections": list(reflection.missing),
+        }
+        if as_json:
+            output.emit_json(data)
+        else:
+            output.say(f"{vid}: reflection after {reflection.front.after} ({reflection.path})")
+            output.say(
+                "complete" if reflection.complete else "missing: " + ", ".join(reflection.missing)
+            )
+        return 0
+    data = version_data(state, vid)
+    if as_json:
+        output.emit_json(data)
+        return 0
+    reg = data["registration"]
+    output.say(
+        f"{vid} [{data['state']}{' · ' + data['verdict'] if data['verdict'] else ''}] {reg['bet']}"
+    )
+    output.say(f"  gate: {reg['gate']}   falsifier: {reg['falsifier']}")
+    output.say(f"  files: {', '.join(reg['files']) or '—'}   parent: {reg['parent'] or '—'}")
+    if data["override"]:
+        output.say(f"  OVERRIDE: {data['override']}")
+    rows = [
+        (
+            e["gate"],
+            e["n"],
+            fmt(e["mean"]),
+            e["baseline_version"] or "—",
+            fmt(e["delta"]),
+            fmt(e["se"]),
+            fmt(e["threshold"]),
+            e["outcome"],
+        )
+        for e in data["evidence"]
+    ]
+    output.table(
+        "evidence", ("gate", "n", "mean", "baseline", "Δ", "SE", "threshold", "outcome"), rows
+    )
+    if data["conclusion"]:
+        output.say(f"  next: {data['conclusion']['next']}")
+    return 0

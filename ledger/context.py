@@ -1,0 +1,85 @@
+"""Open a repository and its ledger configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ledger.errors import BadInput, Refused
+from ledger.model.config import CONFIG_FILE, PYPROJECT, LedgerConfig, has_tool_ledger, parse_config
+from ledger.model.documents import decode_text
+from ledger.store import Snapshot, Store
+
+
+@dataclass
+class Context:
+    store: Store
+    config: LedgerConfig
+    config_file: str
+
+    @property
+    def dir(self) -> str:
+        return self.config.dir
+
+    def require_committed_config(self) -> None:
+        """Thresholds a transition relies on must be on record, not just on disk."""
+        if self.store.workdir is None:
+            return
+        snap = self.store.snapshot()
+        on_disk = (self.store.workdir / self.config_file).read_bytes()
+        if snap.read(self.config_file) != on_disk:
+            raise Refused(
+                f"{self.config_file} has uncommitted changes",
+                f"commit it first (git commit {self.config_file}) so the numbers "
+                "a transition uses are on record",
+            )
+
+
+def read_config_text(store: Store, snap: Snapshot | None = None) -> tuple[str, str] | None:
+    """(file name, text) of the ledger configuration.
+
+    The working tree wins where there is one, as git does with .gitattributes:
+    a user who edits ledger.toml sees the effect (and transitions then insist
+    the edit is committed). Historical reads pass the snapshot to read instead.
+    """
+    candidates = (CONFIG_FILE, PYPROJECT)
+    for name in candidates:
+        data: bytes | None
+        if snap is None and store.workdir is not None:
+            path = store.workdir / name
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                raise BadInput(f"{name} is not a regular file", "replace it with a plain file")
+            data = path.read_bytes() if path.is_file() else None
+        else:
+            data = (snap or store.snapshot()).read(name)
+        if data is None:
+            continue
+        text = decode_text(data, name)
+        if name == PYPROJECT and not has_tool_ledger(text):
+            continue
+        return name, text
+    return None
+
+
+def load_config(store: Store, snap: Snapshot | None = None) -> tuple[LedgerConfig, str] | None:
+    found = read_config_text(store, snap)
+    if found is None:
+        return None
+    name, text = found
+    return parse_config(text, name), name
+
+
+def open_store(cwd: Path | str = ".") -> Store:
+    return Store(cwd)
+
+
+def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context:
+    store = open_store(cwd)
+    loaded = load_config(store, snap)
+    if loaded is None:
+        raise BadInput(
+            "no ledger here: neither ledger.toml nor [tool.ledger] in pyproject.toml",
+            "run 'git ledger init' first",
+        )
+    config, name = loaded
+    return Context(store=store, config=config, config_file=name)

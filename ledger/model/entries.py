@@ -1,0 +1,175 @@
+"""Entry files of the versions loop, as pydantic models (the file formats' edge).
+
+Paths inside the ledger dir name what an entry is (one file per fact):
+
+- ``V200.md``: a version's registration (frozen), results table, conclusion
+- ``REFLECTION_V202.md``: a reflection with six required sections
+- ``V213-matrix.md``: one pre-registration for every cell of a matrix
+- ``CAMPAIGN_STATUS.md``: a declared phase transition and its resume criteria
+- ``results/V200/<gate>/seed-42.json`` / ``window-<W>.json``: one ingested result
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Verdict = Literal["confirmed", "refuted", "inconclusive"]
+VERDICTS: tuple[str, ...] = ("confirmed", "refuted", "inconclusive")
+
+# The registered part of a version: frozen from its registration commit on.
+REGISTERED_KEYS: tuple[str, ...] = (
+    "id",
+    "kind",
+    "parent",
+    "bet",
+    "gate",
+    "files",
+    "falsifier",
+    "subsystem",
+    "noop_gates",
+    "effect",
+    "cites",
+    "force_reason",
+    "matrix",
+)
+HYPOTHESIS = "Hypothesis"
+REFLECTION_SECTIONS: tuple[str, ...] = (
+    "Eval stability",
+    "Variance estimate",
+    "Subsystem audit",
+    "Revert-and-branch option",
+    "Untouched dimensions",
+    "Observability-gap audit",
+)
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GateStat(_Entry):
+    """The statistics behind one gate's part of a verdict."""
+
+    gate: str
+    metric: str
+    direction: Literal["higher", "lower"]
+    unit: str = ""
+    mode: Literal["seeds", "walk-forward"] = "seeds"
+    n: int
+    n_eff: float
+    mean: float | None
+    baseline_version: str | None = None
+    baseline_n: int = 0
+    baseline_mean: float | None = None
+    sigma: float | None = None
+    sigma_source: str = ""
+    delta: float | None = None
+    se: float | None = None
+    threshold: float | None = None
+    threshold_source: str = ""
+    outcome: str
+    comparable: bool = True
+    note: str = ""
+    window_min_delta: float | None = None
+
+
+class Conclusion(_Entry):
+    verdict: Verdict
+    next: str
+    note: str | None = None
+    override: str | None = None
+    evidence: str = ""
+    gates: list[GateStat] = Field(default_factory=list)
+
+
+class VersionFront(_Entry):
+    id: str
+    kind: Literal["version"] = "version"
+    parent: str | None = None
+    bet: str
+    gate: str
+    files: list[str] = Field(default_factory=list)
+    falsifier: str
+    subsystem: str | None = None
+    noop_gates: list[str] = Field(default_factory=list)
+    effect: float | None = None
+    cites: str | None = None
+    force_reason: str | None = None
+    matrix: str | None = None
+    conclusion: Conclusion | None = None
+
+    @field_validator("bet", "falsifier")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        if "\n" in value.strip():
+            raise ValueError("must be one line")
+        return value
+
+    def registered(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        return {k: data[k] for k in REGISTERED_KEYS}
+
+
+class ReflectionFront(_Entry):
+    id: str
+    kind: Literal["reflection"] = "reflection"
+    after: str
+    triggers: list[str] = Field(default_factory=list)
+
+
+class PhaseFront(_Entry):
+    kind: Literal["phase"] = "phase"
+    state: Literal["parked", "active"]
+    declared_after: str | None = None
+    reason: str = ""
+    exhausted: list[str] = Field(default_factory=list)
+    resume_criteria: list[str] = Field(default_factory=list)
+
+
+class MatrixCell(_Entry):
+    name: str
+    slug: str
+    bet: str
+    gate: str
+    files: list[str] = Field(default_factory=list)
+    falsifier: str
+    branch: str
+
+
+class MatrixFront(_Entry):
+    id: str
+    kind: Literal["matrix"] = "matrix"
+    baseline: str | None = None
+    cells: list[MatrixCell]
+    winner: str | None = None
+    concluded: bool = False
+    override: str | None = None
+
+
+class Provenance(_Entry):
+    source_sha256: str
+    source_name: str
+    code_commit: str | None
+    dirty: bool
+    conditions: dict[str, str] = Field(default_factory=dict)
+    wall_time_s: float | None = None
+    replaced: str | None = None
+
+
+class ResultFile(_Entry):
+    version: str
+    gate: str
+    seed: str | None = None
+    window: str | None = None
+    window_start: str | None = None
+    window_end: str | None = None
+    replicate: int | None = None
+    metrics: dict[str, float]
+    provenance: Provenance
+    status: Literal["ok", "failed"] = "ok"
+    exit_code: int | None = None
+    log_tail: str | None = None

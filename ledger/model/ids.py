@@ -1,0 +1,87 @@
+"""Step ids: validated like git ref names and always kept inside the ledger dir.
+
+An id ends up in a file name, a branch name and a commit trailer, so it must be
+safe in all three: no ``..``, no ``/``, no leading ``-`` (it would read as an
+option), no ``.lock`` suffix (git's lock files), no control characters or shell
+metacharacters.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ledger.errors import BadInput
+
+_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def check_safe(value: str, what: str = "id") -> str:
+    """Refuse anything that could escape a directory or confuse git."""
+    if not _SAFE.match(value) or ".." in value or value.endswith(".lock") or value.endswith("."):
+        shown = value.encode("unicode_escape").decode("ascii")
+        raise BadInput(
+            f"invalid {what} {shown!r}",
+            "use letters, digits, '_', '-' and '.', starting with a letter or digit",
+        )
+    return value
+
+
+@dataclass(frozen=True, order=True)
+class VersionId:
+    """``V200``, a sibling ``V200a``, or a matrix cell ``V213.A``."""
+
+    prefix: str
+    number: int
+    sibling: str = ""
+    cell: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.prefix}{self.number}{self.sibling}"
+        return f"{text}.{self.cell}" if self.cell else text
+
+    @property
+    def base(self) -> VersionId:
+        """The version without its cell part."""
+        return VersionId(self.prefix, self.number, self.sibling)
+
+    def next_number(self) -> VersionId:
+        return VersionId(self.prefix, self.number + 1)
+
+    def with_sibling(self, sibling: str) -> VersionId:
+        return VersionId(self.prefix, self.number, sibling)
+
+
+def version_pattern(prefix: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"^{re.escape(prefix)}(?P<num>\d{{1,9}})(?P<sib>[a-z]{{0,2}})"
+        rf"(?:\.(?P<cell>[A-Z][A-Za-z0-9]{{0,15}}))?$"
+    )
+
+
+def parse_version(value: str, prefix: str) -> VersionId:
+    check_safe(value, "version id")
+    match = version_pattern(prefix).match(value)
+    if not match:
+        raise BadInput(
+            f"invalid version id {value!r}",
+            f"expected {prefix}<number> with an optional sibling letter, e.g. {prefix}200 "
+            f"or {prefix}200a (cells: {prefix}213.A)",
+        )
+    return VersionId(prefix, int(match["num"]), match["sib"], match["cell"] or "")
+
+
+def try_parse_version(value: str, prefix: str) -> VersionId | None:
+    match = version_pattern(prefix).match(value)
+    if not match:
+        return None
+    return VersionId(prefix, int(match["num"]), match["sib"], match["cell"] or "")
+
+
+def next_sibling(taken: set[str], base: VersionId) -> VersionId:
+    """The next free sibling id of ``base``: V200 -> V200a -> V200b ..."""
+    for letter in "abcdefghijklmnopqrstuvwxyz":
+        candidate = base.with_sibling(letter)
+        if str(candidate) not in taken:
+            return candidate
+    raise BadInput(f"no free sibling id left for {base}", "pick an explicit id")

@@ -1,0 +1,257 @@
+"""The ledger's state: a pure function of one commit's tree.
+
+``load_state`` classifies every file under the ledger dir by its path, parses
+it (through the blob-id cache) and returns a :class:`LedgerState`. A file that
+does not parse is not fatal for reading: it is listed in ``problems`` so status
+can show it and hooks can refuse it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ledger.cache import EntryCache
+from ledger.errors import BadInput
+from ledger.model.config import LedgerConfig
+from ledger.model.documents import decode_text, get_section, load_json, parse_document
+from ledger.model.entries import (
+    HYPOTHESIS,
+    REFLECTION_SECTIONS,
+    MatrixFront,
+    PhaseFront,
+    ReflectionFront,
+    ResultFile,
+    VersionFront,
+)
+from ledger.model.ids import VersionId, try_parse_version
+from ledger.store import Snapshot, Store
+
+PHASE_FILE = "CAMPAIGN_STATUS.md"
+README = "README.md"
+TEMPLATE = "_template.md"
+PLACEHOLDER = re.compile(r"^\s*(_?\(?(todo|tbd|fill in|write here)[^\n]*\)?_?)?\s*$", re.I | re.S)
+
+
+@dataclass(frozen=True)
+class Version:
+    front: VersionFront
+    path: str
+    hypothesis: str
+
+    @property
+    def id(self) -> str:
+        return self.front.id
+
+    @property
+    def concluded(self) -> bool:
+        return self.front.conclusion is not None
+
+    @property
+    def verdict(self) -> str | None:
+        return self.front.conclusion.verdict if self.front.conclusion else None
+
+
+@dataclass(frozen=True)
+class Result:
+    data: ResultFile
+    path: str
+
+    @property
+    def key(self) -> str:
+        return self.data.window if self.data.window is not None else str(self.data.seed)
+
+
+@dataclass(frozen=True)
+class Reflection:
+    front: ReflectionFront
+    path: str
+    missing: tuple[str, ...]
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing
+
+
+@dataclass
+class LedgerState:
+    config: LedgerConfig
+    commit_id: str | None
+    versions: list[Version] = field(default_factory=list)
+    results: list[Result] = field(default_factory=list)
+    reflections: list[Reflection] = field(default_factory=list)
+    matrices: list[tuple[str, MatrixFront]] = field(default_factory=list)
+    phase: PhaseFront | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+
+    def version(self, vid: str) -> Version | None:
+        return next((v for v in self.versions if v.id == vid), None)
+
+    def open_versions(self) -> list[Version]:
+        return [v for v in self.versions if not v.concluded and not v.front.matrix]
+
+    def concluded(self) -> list[Version]:
+        return [v for v in self.versions if v.concluded]
+
+    def results_for(self, vid: str, gate: str, *, ok_only: bool = True) -> list[Result]:
+        return [
+            r
+            for r in self.results
+            if r.data.version == vid
+            and r.data.gate == gate
+            and (r.data.status == "ok" or not ok_only)
+        ]
+
+    def reflection_for(self, vid: str) -> Reflection | None:
+        return next((r for r in self.reflections if r.front.after == vid), None)
+
+    def version_key(self, vid: str) -> VersionId:
+        parsed = try_parse_version(vid, self.config.ledger.id_prefix)
+        return parsed or VersionId(self.config.ledger.id_prefix, 0)
+
+
+def reflection_missing(body: str) -> tuple[str, ...]:
+    """Required sections that are absent or hold only a placeholder."""
+    missing = []
+    for title in REFLECTION_SECTIONS:
+        text = get_section(body, title)
+        if text is None:
+            missing.append(title)
+            continue
+        stripped = re.sub(r"<!--.*?-->", "", text, flags=re.S).strip()
+        if not stripped or PLACEHOLDER.fullmatch(stripped):
+            missing.append(title)
+    return tuple(missing)
+
+
+def classify(rel: str, prefix: str) -> str | None:
+    """What kind of entry a path inside the ledger dir is (None: not an entry)."""
+    parts = rel.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+        if name in (README, TEMPLATE):
+            return None
+        if name == PHASE_FILE:
+            return "phase"
+        if name.startswith("REFLECTION_") and name.endswith(".md"):
+            return "reflection"
+        if name.endswith("-matrix.md"):
+            return "matrix"
+        if name.endswith(".md") and try_parse_version(name[:-3], prefix):
+            return "version"
+        return None
+    if parts[0] == "results" and len(parts) == 4 and parts[3].endswith(".json"):
+        return "result"
+    return None
+
+
+def _validate(model: type[BaseModel], data: Any, where: str) -> dict[str, Any]:
+    try:
+        return model.model_validate(data).model_dump(mode="json")
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        raise BadInput(f"{where}: '{key}': {err['msg']}") from None
+
+
+def parse_entry(kind: str, data: bytes, where: str) -> dict[str, Any]:
+    """Parse and validate one entry file into cacheable JSON data."""
+    if kind == "result":
+        return {"model": _validate(ResultFile, load_json(data, where), where)}
+    doc = parse_document(decode_text(data, where), where)
+    if kind == "version":
+        front = _validate(VersionFront, doc.front, where)
+        hypothesis = get_section(doc.body, HYPOTHESIS)
+        if hypothesis is None:
+            raise BadInput(f"{where}: missing the '## {HYPOTHESIS}' section")
+        return {"model": front, "hypothesis": hypothesis}
+    if kind == "reflection":
+        front = _validate(ReflectionFront, doc.front, where)
+        return {"model": front, "missing": list(reflection_missing(doc.body))}
+    if kind == "matrix":
+        return {"model": _validate(MatrixFront, doc.front, where)}
+    if kind == "phase":
+        return {"model": _validate(PhaseFront, doc.front, where)}
+    raise BadInput(f"{where}: unknown entry kind {kind}")
+
+
+def check_placement(kind: str, rel: str, model: dict[str, Any]) -> str | None:
+    """The file name must agree with the id inside it (one file per fact)."""
+    name = rel.rsplit("/", 1)[-1]
+    if kind == "version" and name != f"{model['id']}.md":
+        return f"file name does not match its id {model['id']!r}"
+    if kind == "reflection" and name != f"REFLECTION_{model['after']}.md":
+        return f"file name does not match 'after: {model['after']}'"
+    if kind == "matrix" and name != f"{model['id']}-matrix.md":
+        return f"file name does not match its id {model['id']!r}"
+    if kind == "result":
+        parts = rel.split("/")
+        key = (
+            f"seed-{model['seed']}"
+            if model.get("seed") is not None
+            else f"window-{model.get('window')}"
+        )
+        if model.get("replicate") is not None:
+            key += f"-r{model['replicate']}"
+        if model.get("status") == "failed":
+            key += "-failed"
+        expected = ["results", model["version"], model["gate"]]
+        if parts[:3] != expected or not parts[3].startswith(key):
+            return f"path does not match version/gate/seed inside it (expected results/{model['version']}/{model['gate']}/{key}*.json)"
+    return None
+
+
+def load_state(
+    store: Store, config: LedgerConfig, snap: Snapshot, cache: EntryCache | None = None
+) -> LedgerState:
+    base = config.dir
+    own_cache = cache is None
+    cache = cache or EntryCache(store.ledger_state_dir)
+    state = LedgerState(config=config, commit_id=snap.commit_id)
+    files = snap.files(base)
+    state.files = files
+    prefix = config.ledger.id_prefix
+    for path in sorted(files):
+        rel = path[len(base) + 1 :]
+        kind = classify(rel, prefix)
+        if kind is None:
+            continue
+        blob = files[path]
+        key = f"{kind}:{blob}"
+        parsed = cache.get(key)
+        if parsed is None:
+            try:
+                parsed = parse_entry(kind, snap.read_blob(blob), path)
+            except BadInput as exc:
+                parsed = {"error": exc.message}
+            cache.put(key, parsed)
+        if "error" in parsed:
+            state.problems.append((path, str(parsed["error"])))
+            continue
+        model = parsed["model"]
+        misplaced = check_placement(kind, rel, model)
+        if misplaced:
+            state.problems.append((path, misplaced))
+            continue
+        if kind == "version":
+            state.versions.append(
+                Version(VersionFront.model_validate(model), path, str(parsed["hypothesis"]))
+            )
+        elif kind == "result":
+            state.results.append(Result(ResultFile.model_validate(model), path))
+        elif kind == "reflection":
+            state.reflections.append(
+                Reflection(ReflectionFront.model_validate(model), path, tuple(parsed["missing"]))
+            )
+        elif kind == "matrix":
+            state.matrices.append((path, MatrixFront.model_validate(model)))
+        elif kind == "phase":
+            state.phase = PhaseFront.model_validate(model)
+    state.versions.sort(key=lambda v: state.version_key(v.id))
+    if own_cache:
+        cache.save()
+    return state

@@ -1,0 +1,82 @@
+"""Generated views: rebuilt from entries, fenced by markers, checked for drift.
+
+A view is never edited by hand; ``expected_views`` says what every fenced block
+must contain for a given state, so the CLI writes it, the hooks compare it and
+the merge driver regenerates it after a merge.
+"""
+
+from __future__ import annotations
+
+from ledger.model.documents import get_block, set_block
+from ledger.state import README, LedgerState
+
+
+def _cell(text: str | None) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def render_index(state: LedgerState) -> str:
+    if not state.versions:
+        return "_No versions yet: `git ledger register --bet ... --gate ...`._\n"
+    lines = ["| version | bet | gate | verdict |", "|---|---|---|---|"]
+    for version in state.versions:
+        verdict = version.verdict or "open"
+        if version.front.conclusion and version.front.conclusion.override:
+            verdict += " (override)"
+        lines.append(
+            f"| [{version.id}]({version.id}.md) | {_cell(version.front.bet)} "
+            f"| {version.front.gate} | {verdict} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render_baseline(state: LedgerState) -> str:
+    from ledger.baseline import baseline_rows
+
+    rows = baseline_rows(state)
+    if not rows:
+        return "_No baseline yet: the first concluded version with results establishes it._\n"
+    lines = [
+        "| gate | metric | best (version) | mean | n | σ | latest (version) | latest mean | status |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row.gate} | {row.metric} ({row.direction}) | {row.version} | {fmt(row.mean)} "
+            f"| {row.n} | {fmt(row.sigma)} | {row.latest_version or '—'} | {fmt(row.latest_mean)} "
+            f"| {row.status} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def fmt(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value == 0 or 1e-3 <= abs(value) < 1e6:
+        return f"{value:.4g}" if abs(value) < 1 else f"{value:,.2f}".replace(",", "")
+    return f"{value:.3e}"
+
+
+def readme_views(state: LedgerState) -> dict[str, str]:
+    return {"index": render_index(state), "baseline": render_baseline(state)}
+
+
+def apply_views(text: str, views: dict[str, str]) -> str:
+    for name, content in views.items():
+        text = set_block(text, name, content)
+    return text
+
+
+def readme_path(state: LedgerState) -> str:
+    return f"{state.config.dir}/{README}"
+
+
+def drift(text: str | None, views: dict[str, str], where: str) -> list[str]:
+    """Blocks of ``text`` that differ from what the entries generate."""
+    if text is None:
+        return [f"{where} is missing"]
+    found = []
+    for name, content in views.items():
+        if get_block(text, name) != content:
+            found.append(f"{where}: generated block '{name}' is out of date")
+    return found

@@ -1,0 +1,67 @@
+"""Hermetic tests on real git repositories.
+
+Every test gets its own HOME, no system or global git config but a fixed one,
+a fixed identity and clock, and an empty template dir, so nothing from the
+developer's own setup (hooks, aliases, signing, default branch) leaks in.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo, git
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path_factory.mktemp("home")
+    templates = tmp_path_factory.mktemp("git-templates")
+    for var in list(os.environ):
+        if var.startswith(("GIT_", "LEDGER_")):
+            monkeypatch.delenv(var, raising=False)
+    (home / ".gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+        '[protocol "file"]\n\tallow = always\n'
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(templates))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1767225600 +0000")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1767225600 +0000")
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("COLUMNS", "200")
+    # Subprocesses of the tests run this checkout's code, installed or not.
+    monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    bindir = tmp_path_factory.mktemp("bin")
+    shim = bindir / "git-ledger"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m ledger "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+@pytest.fixture
+def bare_repo(tmp_path: Path) -> Iterator[Repo]:
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    yield Repo(path)
+
+
+@pytest.fixture
+def repo(bare_repo: Repo) -> Repo:
+    """A repository with an initialised versions ledger."""
+    bare_repo.ok("init")
+    return bare_repo

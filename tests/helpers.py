@@ -1,0 +1,111 @@
+"""Helpers shared by the tests: run git and git-ledger for real, fingerprint a repo."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:
+    proc = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, input=input, check=False
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc.stdout
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def ledger(cwd: Path, *args: str, input: str | None = None) -> Run:
+    """Run ``python -m ledger`` as a real process (what ``git ledger`` runs)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ledger", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input,
+        check=False,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass
+class Repo:
+    path: Path
+
+    def git(self, *args: str, check: bool = True, input: str | None = None) -> str:
+        return git(self.path, *args, check=check, input=input)
+
+    def run(self, *args: str) -> Run:
+        return ledger(self.path, *args)
+
+    def ok(self, *args: str) -> Run:
+        result = ledger(self.path, *args)
+        assert result.code == 0, (
+            f"git ledger {' '.join(args)} -> {result.code}\n{result.err}{result.out}"
+        )
+        return result
+
+    def write(self, rel: str, text: str | bytes) -> Path:
+        path = self.path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        else:
+            path.write_text(text)
+        return path
+
+    def commit_all(self, message: str, *extra: str) -> str:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message, *extra)
+        return self.git("rev-parse", "HEAD").strip()
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD").strip()
+
+    def trailers(self, rev: str = "HEAD") -> dict[str, str]:
+        out = self.git("log", "-1", "--format=%(trailers:only,unfold)", rev)
+        pairs = [line.split(": ", 1) for line in out.splitlines() if ": " in line]
+        return {k: v for k, v in pairs}
+
+
+def fingerprint(path: Path) -> dict[str, str]:
+    """Refs, HEAD, index and every work-tree file: what 'byte-identical' means here."""
+    out: dict[str, str] = {}
+    gitdir = path / ".git"
+    if gitdir.is_dir():
+        out["refs"] = subprocess.run(
+            ["git", "for-each-ref", "--format=%(refname) %(objectname)"],
+            cwd=path,
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout
+        out["HEAD"] = (gitdir / "HEAD").read_text()
+        index = gitdir / "index"
+        out["index"] = hashlib.sha256(index.read_bytes()).hexdigest() if index.exists() else "-"
+    for file in sorted(path.rglob("*")):
+        rel = file.relative_to(path)
+        if rel.parts and rel.parts[0] == ".git":
+            continue
+        if file.is_symlink():
+            out[f"link:{rel}"] = str(file.readlink())
+        elif file.is_file():
+            out[f"file:{rel}"] = hashlib.sha256(file.read_bytes()).hexdigest()
+        elif file.is_dir():
+            out[f"dir:{rel}"] = ""
+    return out
