@@ -108,6 +108,230 @@ def show(obj: _Ctx, step_id: str, as_json: bool) -> int:
     return command.run(obj.cwd, step_id, as_json)
 
 
+@cli.command()
+@click.argument("step_id", required=False)
+@click.option("--bet", required=True, help="The one bet, in one sentence.")
+@click.option("--gate", required=True, help="The one targeted gate (a table in ledger.toml).")
+@click.option(
+    "--files", required=True, help="The plan: files the bet will change, comma-separated."
+)
+@click.option("--falsifier", required=True, help="What result would refute the bet.")
+@click.option("--subsystem", default=None, help="The subsystem the bet patches.")
+@click.option(
+    "--parent", default=None, help="The version this one builds on (default: the latest)."
+)
+@click.option("--noop-gates", default=None, help="Gates expected unaffected, comma-separated.")
+@click.option(
+    "--effect", type=float, default=None, help="The effect the bet predicts (metric units)."
+)
+@click.option("--cites", default=None, help="The reflection this registration answers.")
+@click.option("--force", default=None, metavar="REASON", help="Register below the MDE; recorded.")
+@json_option
+@pass_ctx
+def register(
+    obj: _Ctx,
+    step_id: str | None,
+    bet: str,
+    gate: str,
+    files: str,
+    falsifier: str,
+    subsystem: str | None,
+    parent: str | None,
+    noop_gates: str | None,
+    effect: float | None,
+    cites: str | None,
+    force: str | None,
+    as_json: bool,
+) -> int:
+    """Pre-register a version (the hypothesis, before any code) in one commit."""
+    from ledger.commands import register as command
+
+    return command.run(
+        obj.cwd,
+        step_id,
+        bet=bet,
+        gate=gate,
+        files=files,
+        falsifier=falsifier,
+        subsystem=subsystem,
+        parent=parent,
+        noop_gates=noop_gates,
+        effect=effect,
+        cites=cites,
+        force=force,
+        as_json=as_json,
+    )
+
+
+@cli.command()
+@click.argument("step_id")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--gate", required=True, help="The gate these results are for.")
+@click.option("--seed", default=None, help="The seed of this run.")
+@click.option("--window", default=None, help="The walk-forward window of this run.")
+@click.option("--window-start", default=None, help="Window start date (ISO), for effective N.")
+@click.option("--window-end", default=None, help="Window end date (ISO), for effective N.")
+@click.option(
+    "--condition",
+    "conditions",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A run condition other than seed/window (repeatable).",
+)
+@click.option("--wall-time", type=float, default=None, help="Wall time of the run, in seconds.")
+@click.option("--replace", default=None, metavar="REASON", help="Replace an existing result.")
+@json_option
+@pass_ctx
+def record(
+    obj: _Ctx,
+    step_id: str,
+    file: Path,
+    gate: str,
+    seed: str | None,
+    window: str | None,
+    window_start: str | None,
+    window_end: str | None,
+    conditions: tuple[str, ...],
+    wall_time: float | None,
+    replace: str | None,
+    as_json: bool,
+) -> int:
+    """Ingest one results JSON as its own entry, with provenance."""
+    from ledger.commands import record as command
+    from ledger.ingest import Measurement
+
+    measurement = Measurement(
+        version=step_id,
+        gate=gate,
+        seed=seed,
+        window=window,
+        window_start=window_start,
+        window_end=window_end,
+        conditions=command.parse_conditions(conditions),
+        wall_time_s=wall_time,
+        replace=replace,
+    )
+    return command.run(obj.cwd, step_id, file, measurement, as_json)
+
+
+@cli.command()
+@click.argument("step_id")
+@click.option(
+    "--verdict", required=True, type=click.Choice(["confirmed", "refuted", "inconclusive"])
+)
+@click.option("--next", "next_text", required=True, help="What the loop does next.")
+@click.option("--note", default=None, help="A note kept with the conclusion.")
+@click.option(
+    "--override",
+    default=None,
+    metavar="REASON",
+    help="Conclude against the statistics; recorded and shown forever.",
+)
+@json_option
+@pass_ctx
+def conclude(
+    obj: _Ctx,
+    step_id: str,
+    verdict: str,
+    next_text: str,
+    note: str | None,
+    override: str | None,
+    as_json: bool,
+) -> int:
+    """Conclude a version: verdict, statistics, next steps, baseline update; one commit."""
+    from ledger.commands import conclude as command
+
+    return command.run(
+        obj.cwd,
+        step_id,
+        verdict=verdict,
+        next_text=next_text,
+        note=note,
+        override=override,
+        as_json=as_json,
+    )
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def triggers(obj: _Ctx, as_json: bool) -> int:
+    """Which reflection triggers fire, with evidence (exit 1 if any)."""
+    from ledger.commands import reflect as command
+
+    return command.run_triggers(obj.cwd, as_json)
+
+
+@cli.command()
+@click.argument("after", required=False)
+@click.option(
+    "--commit", is_flag=True, help="Commit the filled reflection (checks all six sections)."
+)
+@json_option
+@pass_ctx
+def reflect(obj: _Ctx, after: str | None, commit: bool, as_json: bool) -> int:
+    """Write REFLECTION_<ID>.md with its six required sections (default: after the latest version)."""
+    from ledger.commands import reflect as command
+
+    return command.run_reflect(obj.cwd, after, commit, as_json)
+
+
+@cli.command()
+@click.argument("action", type=click.Choice(["declare", "resume"]))
+@click.option("--reason", default=None, help="Why the loop is parked.")
+@click.option("--exhausted", multiple=True, help="A direction that is exhausted (repeatable).")
+@click.option(
+    "--resume-criterion",
+    "resume_criteria",
+    multiple=True,
+    help="What must hold before registration resumes (repeatable).",
+)
+@json_option
+@pass_ctx
+def phase(
+    obj: _Ctx,
+    action: str,
+    reason: str | None,
+    exhausted: tuple[str, ...],
+    resume_criteria: tuple[str, ...],
+    as_json: bool,
+) -> int:
+    """Declare a phase transition (parks registration) or resume; writes CAMPAIGN_STATUS.md."""
+    from ledger.commands import phase as command
+
+    return command.run(
+        obj.cwd,
+        action,
+        reason=reason,
+        exhausted=exhausted,
+        resume_criteria=resume_criteria,
+        as_json=as_json,
+    )
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def baseline(obj: _Ctx, as_json: bool) -> int:
+    """The standing-baseline table: best confirmed distribution per gate, regressions named."""
+    from ledger.commands import compare as command
+
+    return command.run_baseline(obj.cwd, as_json)
+
+
+@cli.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--format", "fmt_name", type=click.Choice(["table", "md", "json"]), default="table")
+@json_option
+@pass_ctx
+def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
+    """Gate deltas of version B against version A."""
+    from ledger.commands import compare as command
+
+    return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
+
+
 def _error_log(cwd: Path) -> Path | None:
     """Where a bug's traceback goes: .git/ledger/last-error.log if we are in a repo."""
     try:

@@ -8,7 +8,10 @@ from pathlib import Path
 from ledger.errors import BadInput, Refused
 from ledger.model.config import CONFIG_FILE, PYPROJECT, LedgerConfig, has_tool_ledger, parse_config
 from ledger.model.documents import decode_text
+from ledger.resources import read_resource
+from ledger.state import LedgerState, load_state
 from ledger.store import Snapshot, Store
+from ledger.views import apply_views, readme_path, readme_views
 
 
 @dataclass
@@ -20,6 +23,22 @@ class Context:
     @property
     def dir(self) -> str:
         return self.config.dir
+
+    def state(self, snap: Snapshot | None = None) -> LedgerState:
+        """The ledger state at ``snap`` (default HEAD), through the blob-id cache."""
+        return load_state(self.store, self.config, snap or self.store.snapshot())
+
+    def readme_update(self, snap: Snapshot, state: LedgerState) -> dict[str, bytes | None]:
+        """The README write that brings its generated blocks in line with ``state``."""
+        path = readme_path(state)
+        current = snap.read(path)
+        text = (
+            current.decode()
+            if current is not None
+            else read_resource("templates", "ledger-README.md")
+        )
+        updated = apply_views(text, readme_views(state)).encode()
+        return {} if updated == current else {path: updated}
 
     def require_committed_config(self) -> None:
         """Thresholds a transition relies on must be on record, not just on disk."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ledger.baseline import IMPROVED, standing_baseline
+from ledger.baseline import ESTABLISHES, IMPROVED, standing_baseline
 from ledger.state import LedgerState, Version
 
 GOODHART = "goodhart-tripwire"
@@ -51,14 +51,14 @@ def since_reflection(state: LedgerState) -> list[Version]:
 
 
 def _improved_any(version: Version) -> bool:
+    """Did the version break (or, as the first, set) some gate's baseline?"""
     conclusion = version.front.conclusion
-    return (
-        bool(conclusion)
-        and any(
-            g.outcome == IMPROVED
-            for g in conclusion.gates  # type: ignore[union-attr]
-        )
-        and version.verdict == "confirmed"
+    if conclusion is None:
+        return False
+    if any(g.outcome == ESTABLISHES for g in conclusion.gates):
+        return True
+    return conclusion.verdict == "confirmed" and any(
+        g.outcome == IMPROVED for g in conclusion.gates
     )
 
 

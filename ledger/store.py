@@ -313,6 +313,17 @@ class Store:
             return True
         return bool(self.repo.descendant_of(descendant, ancestor))
 
+    def dirty(self, exclude_prefix: str) -> bool:
+        """Whether the work tree has changes outside ``exclude_prefix`` (the ledger dir)."""
+        if self.workdir is None:
+            return False
+        ignored = pygit2.enums.FileStatus.IGNORED
+        for path, flags in self.repo.status().items():
+            if flags & ignored or path.startswith(exclude_prefix.rstrip("/") + "/"):
+                continue
+            return True
+        return False
+
     def hash_bytes(self, data: bytes) -> str:
         return str(pygit2.hash(data))
 

@@ -8,6 +8,7 @@ the merge driver regenerates it after a merge.
 from __future__ import annotations
 
 from ledger.model.documents import get_block, set_block
+from ledger.render.markdown import fmt
 from ledger.state import README, LedgerState
 
 
@@ -47,14 +48,6 @@ def render_baseline(state: LedgerState) -> str:
             f"| {row.status} |"
         )
     return "\n".join(lines) + "\n"
-
-
-def fmt(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value == 0 or 1e-3 <= abs(value) < 1e6:
-        return f"{value:.4g}" if abs(value) < 1 else f"{value:,.2f}".replace(",", "")
-    return f"{value:.3e}"
 
 
 def readme_views(state: LedgerState) -> dict[str, str]:

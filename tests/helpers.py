@@ -109,3 +109,69 @@ def fingerprint(path: Path) -> dict[str, str]:
         elif file.is_dir():
             out[f"dir:{rel}"] = ""
     return out
+
+
+def noisy_results(
+    tmp: Path,
+    mean: float,
+    sigma: float,
+    seeds: list[int],
+    tag: str,
+    metric: str = "score",
+    extra: dict[str, float] | None = None,
+) -> list[Path]:
+    """Results files whose metric is mean + seeded Gaussian noise (known noise)."""
+    import random
+
+    paths = []
+    for seed in seeds:
+        rng = random.Random(f"{tag}-{seed}")
+        data = {metric: round(mean + rng.gauss(0, sigma), 6), **(extra or {})}
+        path = tmp / f"{tag}-seed{seed}.json"
+        path.write_text(json.dumps(data))
+        paths.append(path)
+    return paths
+
+
+def measure(
+    repo: Repo,
+    vid: str,
+    gate: str,
+    mean: float,
+    sigma: float = 0.5,
+    seeds: tuple[int, ...] = (1, 2, 3, 4),
+    metric: str = "score",
+) -> None:
+    """Record one result per seed for ``vid`` on ``gate``."""
+    tmp = repo.path.parent / "results-in"
+    tmp.mkdir(exist_ok=True)
+    for seed, path in zip(
+        seeds, noisy_results(tmp, mean, sigma, list(seeds), f"{vid}-{gate}", metric), strict=True
+    ):
+        repo.ok("record", vid, "--gate", gate, "--seed", str(seed), str(path))
+
+
+def register(
+    repo: Repo,
+    vid: str | None = None,
+    *,
+    bet: str = "A bet",
+    gate: str = "recent",
+    extra: tuple[str, ...] = (),
+) -> Run:
+    args = (
+        ["register"]
+        + ([vid] if vid else [])
+        + [
+            "--bet",
+            bet,
+            "--gate",
+            gate,
+            "--files",
+            "src/model.py",
+            "--falsifier",
+            "no gain",
+            *extra,
+        ]
+    )
+    return ledger(Path(repo.path), *args)

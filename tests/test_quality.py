@@ -21,8 +21,13 @@ def _tool(name: str) -> str:
 
 
 def test_ruff_is_clean_including_security_rules() -> None:
-    proc = subprocess.run([_tool("ruff"), "check", "ledger", "tests", "bench"], cwd=ROOT,
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [_tool("ruff"), "check", "ledger", "tests", "bench"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -10,8 +10,8 @@ from ledger.baseline import compare, standing_baseline
 from ledger.context import open_context
 from ledger.errors import BadInput
 from ledger.model.ids import check_safe
+from ledger.render.markdown import fmt
 from ledger.state import LedgerState, load_state
-from ledger.views import fmt
 
 
 def version_data(state: LedgerState, vid: str) -> dict[str, Any]:

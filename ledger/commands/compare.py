@@ -1,0 +1,79 @@
+"""``git ledger baseline`` and ``git ledger diff A B``: tables, or JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from ledger import output
+from ledger.baseline import baseline_rows, compare
+from ledger.context import open_context
+from ledger.errors import BadInput
+from ledger.model.ids import parse_version
+from ledger.render.markdown import fmt, gate_table, signed
+
+
+def run_baseline(cwd: Path, as_json: bool) -> int:
+    ctx = open_context(cwd)
+    rows = baseline_rows(ctx.state())
+    if as_json:
+        output.emit_json([asdict(r) for r in rows])
+        return 0
+    output.table(
+        "standing baseline",
+        ("gate", "metric", "best", "mean", "n", "σ", "latest", "latest mean", "status"),
+        [
+            (
+                r.gate,
+                f"{r.metric} ({r.direction})",
+                r.version,
+                fmt(r.mean),
+                r.n,
+                fmt(r.sigma),
+                r.latest_version or "—",
+                fmt(r.latest_mean),
+                r.status,
+            )
+            for r in rows
+        ],
+    )
+    return 0
+
+
+def run_diff(cwd: Path, a: str, b: str, fmt_name: str, as_json: bool) -> int:
+    ctx = open_context(cwd)
+    prefix = ctx.config.ledger.id_prefix
+    parse_version(a, prefix)
+    parse_version(b, prefix)
+    state = ctx.state()
+    base = state.version(a)
+    if base is None or state.version(b) is None:
+        missing = a if base is None else b
+        raise BadInput(f"no version {missing!r} in {ctx.dir}/", "see 'git ledger status'")
+    gates = sorted(
+        {r.data.gate for r in state.results if r.data.version in (a, b)} & set(ctx.config.gates)
+    )
+    stats = [compare(state, b, g, base) for g in gates]
+    if as_json or fmt_name == "json":
+        output.emit_json({"from": a, "to": b, "gates": [s.model_dump(mode="json") for s in stats]})
+    elif fmt_name == "md":
+        output.say(f"### {a} → {b}\n")
+        output.say(gate_table(stats).rstrip())
+    else:
+        output.table(
+            f"{a} → {b}",
+            ("gate", "metric", f"{a} mean", f"{b} mean", "Δ", "threshold", "outcome"),
+            [
+                (
+                    s.gate,
+                    s.metric,
+                    fmt(s.baseline_mean),
+                    fmt(s.mean),
+                    signed(s.delta),
+                    fmt(s.threshold),
+                    s.outcome,
+                )
+                for s in stats
+            ],
+        )
+    return 0

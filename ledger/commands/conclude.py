@@ -1,0 +1,107 @@
+"""``git ledger conclude``: the verdict with the statistics behind it, and the baseline update."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ledger import output
+from ledger.context import open_context
+from ledger.errors import BadInput, Refused
+from ledger.history import check_registration
+from ledger.model.documents import decode_text, parse_document, set_block
+from ledger.model.entries import VERDICTS, Conclusion
+from ledger.model.ids import parse_version
+from ledger.render.markdown import conclusion_block, gate_table
+from ledger.state import Version
+from ledger.store import Snapshot, Transition
+from ledger.verdicts import contradiction, evidence, summary
+
+
+def run(
+    cwd: Path,
+    vid: str,
+    *,
+    verdict: str,
+    next_text: str,
+    note: str | None,
+    override: str | None,
+    as_json: bool,
+) -> int:
+    ctx = open_context(cwd)
+    parse_version(vid, ctx.config.ledger.id_prefix)
+    if verdict not in VERDICTS:
+        raise BadInput(f"unknown verdict {verdict!r}", "use confirmed, refuted or inconclusive")
+    if not next_text.strip():
+        raise BadInput("--next is empty", "say what the loop does next")
+    if override is not None and not override.strip():
+        raise BadInput("--override needs a reason")
+    ctx.require_committed_config()
+
+    def build(snap: Snapshot) -> Transition:
+        state = ctx.state(snap)
+        version = state.version(vid)
+        if version is None:
+            raise BadInput(f"no version {vid!r} in {ctx.dir}/", "see 'git ledger status'")
+        if version.concluded:
+            raise Refused(
+                f"{vid} is already concluded ({version.verdict})", "register a new version"
+            )
+        check_registration(ctx.store, ctx.dir, vid, snap.commit_id)
+        gates = evidence(state, vid)
+        target = gates[0]
+        problem = contradiction(verdict, target)
+        if problem and override is None:
+            raise Refused(
+                f"[verdict-contradicted] '{verdict}' is contradicted by the numbers: {problem}",
+                "conclude with the verdict the statistics support, or --override REASON (recorded forever)",
+            )
+        conclusion = Conclusion(
+            verdict=verdict,  # type: ignore[arg-type]
+            next=next_text.strip(),
+            note=note,
+            override=override if problem else None,
+            evidence=summary(verdict, target),
+            gates=gates,
+        )
+        if override is not None and not problem:
+            conclusion = conclusion.model_copy(
+                update={
+                    "note": ((note + " ") if note else "")
+                    + f"(--override given but not needed: {override})"
+                }
+            )
+        path = version.path
+        doc = parse_document(decode_text(snap.read(path) or b"", path), path)
+        front = dict(doc.front)
+        front["conclusion"] = conclusion.model_dump(mode="json", exclude_none=True)
+        body = set_block(doc.body, "gates", gate_table(gates))
+        body = set_block(body, "conclusion", conclusion_block(conclusion))
+        writes: dict[str, bytes | None] = {
+            path: doc.replace(front=front, body=body).render().encode()
+        }
+        concluded = Version(
+            version.front.model_copy(update={"conclusion": conclusion}), path, version.hypothesis
+        )
+        after = replace(state, versions=[concluded if v.id == vid else v for v in state.versions])
+        writes.update(ctx.readme_update(snap, after))
+        scope = version.front.subsystem or version.front.gate
+        trailers = (("Ledger-Override", conclusion.override),) if conclusion.override else ()
+        return Transition(
+            kind="conclude",
+            step=vid,
+            subject=f"docs({scope}): {vid} log entry + baseline update",
+            body=f"Verdict: {verdict}\n{conclusion.evidence}\nNext: {conclusion.next}",
+            writes=writes,
+            trailers=trailers,
+        )
+
+    commit_id, transition = ctx.store.transact(build)
+    if as_json:
+        output.emit_json({"id": vid, "commit": commit_id, "verdict": verdict})
+    else:
+        output.say(f"concluded {vid}: {verdict} ({commit_id[:10]})")
+        body = transition.body.splitlines()
+        if len(body) > 1:
+            output.say(f"  {body[1]}")
+    return 0

@@ -1,0 +1,74 @@
+"""``git ledger record``: ingest one results JSON as its own entry, with provenance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ledger import output
+from ledger.context import open_context
+from ledger.errors import BadInput
+from ledger.ingest import Measurement, build_result, result_path
+from ledger.model.ids import check_safe
+from ledger.store import Snapshot, Transition
+
+
+def parse_conditions(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    out = []
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise BadInput(f"--condition {pair!r} is not KEY=VALUE", "e.g. --condition sleep=0.5")
+        out.append((check_safe(key, "condition name"), value))
+    return tuple(sorted(out))
+
+
+def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool) -> int:
+    check_safe(vid, "version id")
+    ctx = open_context(cwd)
+    if not file.is_file():
+        raise BadInput(f"no such results file: {file}", "pass the path of a JSON results file")
+    if file.stat().st_size > ctx.config.run.result_max_bytes:
+        raise BadInput(
+            f"{file} is larger than {ctx.config.run.result_max_bytes} bytes",
+            "raise [run] result_max_bytes or record a smaller summary",
+        )
+    raw = file.read_bytes()
+    dirty = ctx.store.dirty(ctx.dir)
+
+    def build(snap: Snapshot) -> Transition:
+        state = ctx.state(snap)
+        existing = snap.read(result_path(ctx.dir, measurement))
+        path, data = build_result(
+            state,
+            measurement,
+            raw,
+            file.name,
+            code_commit=snap.commit_id,
+            dirty=dirty,
+            existing=existing,
+        )
+        key = (
+            f"seed={measurement.seed}"
+            if measurement.seed is not None
+            else f"window={measurement.window}"
+        )
+        trailers = (
+            (("Ledger-Replace", measurement.replace),)
+            if existing is not None and measurement.replace
+            else ()
+        )
+        return Transition(
+            kind="record",
+            step=vid,
+            subject=f"docs(ledger): {vid} result {measurement.gate} {key}",
+            writes={path: data},
+            trailers=trailers,
+        )
+
+    commit_id, transition = ctx.store.transact(build)
+    path = next(iter(transition.writes))
+    if as_json:
+        output.emit_json({"id": vid, "commit": commit_id, "path": path})
+    else:
+        output.say(f"recorded {path} ({commit_id[:10]})")
+    return 0

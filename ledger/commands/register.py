@@ -1,0 +1,208 @@
+"""``git ledger register``: the pre-registration commit, written before any code."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from ledger import output, rules, stats
+from ledger.baseline import standing_baseline
+from ledger.context import Context, open_context
+from ledger.errors import BadInput, Refused
+from ledger.model.documents import Document, parse_document
+from ledger.model.entries import VersionFront
+from ledger.model.ids import VersionId, check_safe, next_sibling, parse_version
+from ledger.resources import read_resource, render
+from ledger.state import TEMPLATE, LedgerState, Version
+from ledger.store import Snapshot, Transition, check_entry_path
+
+_TWO_SENTENCES = re.compile(r"[.!?]\s+[A-Z]")
+
+
+def split_list(value: str | None) -> list[str]:
+    return [item.strip() for item in (value or "").split(",") if item.strip()]
+
+
+def check_bet(bet: str) -> str:
+    bet = bet.strip()
+    if not bet:
+        raise BadInput("--bet is empty", "state the one bet in one sentence")
+    if "\n" in bet or _TWO_SENTENCES.search(bet):
+        raise BadInput(
+            "--bet must be one sentence (one bet per version)",
+            "split several bets into several versions",
+        )
+    return bet
+
+
+def choose_id(
+    state: LedgerState, requested: str | None, parent: str | None
+) -> tuple[str, str | None]:
+    """The new version id and its parent: parent + 1, or the next free sibling."""
+    prefix = state.config.ledger.id_prefix
+    taken = {v.id for v in state.versions}
+    if parent is not None:
+        parse_version(parent, prefix)
+        if parent not in taken:
+            raise BadInput(
+                f"--parent {parent} is not a version in this ledger", "see 'git ledger status'"
+            )
+    elif state.versions:
+        parent = state.versions[-1].id
+    if requested is not None:
+        vid = parse_version(requested, prefix)
+        if vid.cell:
+            raise BadInput(
+                f"{requested} is a matrix cell id", "register cells with 'git ledger matrix new'"
+            )
+        if str(vid) in taken:
+            raise BadInput(f"{requested} is already registered", "pick another id or omit it")
+        return str(vid), parent
+    if parent is None:
+        return f"{prefix}1", None
+    base = parse_version(parent, prefix)
+    candidate = VersionId(prefix, base.number + 1)
+    if str(candidate) in taken:
+        candidate = next_sibling(taken, candidate)
+    return str(candidate), parent
+
+
+def mde_for(state: LedgerState, gate: str) -> tuple[float, int, float] | None:
+    """(MDE, n, σ) for ``gate`` at the n the loop has been measuring with."""
+    cfg = state.config.gates[gate]
+    best = standing_baseline(state, gate)
+    values = [r.data.metrics[cfg.metric] for r in state.results_for(best.id, gate)] if best else []
+    sample = stats.sample(values) if values else None
+    sigma = sample.sd if sample is not None and sample.sd is not None else cfg.noise_floor
+    if sigma is None:
+        return None
+    n = sample.n if sample is not None else 1
+    st = state.config.stats
+    return stats.mde(sigma, n, st.alpha, st.power, st.small_n), n, sigma
+
+
+def version_document(state: LedgerState, snap: Snapshot, front: VersionFront) -> str:
+    template_bytes = snap.read(f"{state.config.dir}/{TEMPLATE}")
+    template = (
+        template_bytes.decode() if template_bytes else read_resource("templates", "version.md")
+    )
+    body = render(
+        template,
+        id=front.id,
+        bet=front.bet,
+        gate=front.gate,
+        falsifier=front.falsifier,
+        files=", ".join(f"`{f}`" for f in front.files) or "—",
+        noop_gates=", ".join(front.noop_gates) or "—",
+    )
+    if body.startswith("---\n"):  # a user template with its own front matter: keep its body
+        body = parse_document(body, TEMPLATE).body
+    data = front.model_dump(mode="json", exclude={"conclusion"})
+    return Document(front=data, body=body.lstrip("\n")).render()
+
+
+def run(
+    cwd: Path,
+    requested: str | None,
+    *,
+    bet: str,
+    gate: str,
+    files: str,
+    falsifier: str,
+    subsystem: str | None,
+    parent: str | None,
+    noop_gates: str | None,
+    effect: float | None,
+    cites: str | None,
+    force: str | None,
+    as_json: bool,
+) -> int:
+    ctx = open_context(cwd)
+    ctx.require_committed_config()
+    bet = check_bet(bet)
+    if not falsifier.strip() or "\n" in falsifier.strip():
+        raise BadInput("--falsifier must be one line saying what result would refute the bet")
+    ctx.config.gate(gate)
+    plan = split_list(files)
+    if not plan:
+        raise BadInput("--files is empty", "list the files the bet will change: --files a.py,b.py")
+    for item in plan:
+        check_entry_path(item)
+    noop = split_list(noop_gates)
+    for name in noop:
+        ctx.config.gate(name)
+    if gate in noop:
+        raise BadInput(f"gate {gate!r} cannot be both targeted and expected unaffected")
+    if subsystem is not None:
+        check_safe(subsystem, "subsystem")
+    if cites is not None:
+        check_safe(cites, "reflection id")
+    if force is not None and not force.strip():
+        raise BadInput("--force needs a reason")
+
+    def build(snap: Snapshot) -> Transition:
+        state = ctx.state(snap)
+        blockers = rules.registration_blockers(state, cites)
+        if blockers:
+            raise Refused("; ".join(f.line() for f in blockers))
+        vid, parent_id = choose_id(state, requested, parent)
+        forced: str | None = None
+        if effect is not None:
+            found = mde_for(state, gate)
+            if found is not None and abs(effect) < found[0]:
+                message = (
+                    f"[below-mde] --effect {effect:g} is below the minimum detectable effect "
+                    f"{found[0]:.4g} on gate '{gate}' (σ={found[2]:.4g}, n={found[1]}): "
+                    "structurally unfalsifiable"
+                )
+                if force is None:
+                    raise Refused(
+                        message, "bet on a bigger effect, measure more seeds, or --force REASON"
+                    )
+                forced = force
+        front = VersionFront(
+            id=vid,
+            parent=parent_id,
+            bet=bet,
+            gate=gate,
+            files=plan,
+            falsifier=falsifier.strip(),
+            subsystem=subsystem,
+            noop_gates=noop,
+            effect=effect,
+            cites=cites,
+            force_reason=forced,
+        )
+        path = f"{ctx.dir}/{vid}.md"
+        writes: dict[str, bytes | None] = {path: version_document(state, snap, front).encode()}
+        after = replace(state, versions=[*state.versions, Version(front, path, "")])
+        writes.update(ctx.readme_update(snap, after))
+        scope = subsystem or gate
+        trailers = (("Ledger-Force", forced),) if forced else ()
+        return Transition(
+            kind="register",
+            step=vid,
+            subject=f"docs({scope}): {vid} — register: {bet}",
+            body=f"Falsifier: {falsifier.strip()}\nPlanned files: {', '.join(plan)}",
+            writes=writes,
+            trailers=trailers,
+        )
+
+    commit_id, transition = ctx.store.transact(build)
+    _sync_after_register(ctx)
+    if as_json:
+        output.emit_json(
+            {"id": transition.step, "commit": commit_id, "path": f"{ctx.dir}/{transition.step}.md"}
+        )
+    else:
+        output.say(f"registered {transition.step} ({commit_id[:10]}): {bet}")
+        output.say(f"next: commit the code for {transition.step}, then measure it")
+    return 0
+
+
+def _sync_after_register(ctx: Context) -> None:
+    """Push the registration promptly: a remote is the only external witness of its date."""
+    from ledger.commands import sync
+
+    sync.after_register(ctx)

@@ -1,0 +1,74 @@
+"""The only module that runs the git program.
+
+pygit2 is the hot path, but some things must go through git itself: push and
+fetch (credential helpers, ssh config, ``--atomic``, leases), worktrees,
+merges that run merge drivers, and anything where the user's git config must
+apply. Every call is an argv list, never a shell.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from ledger.errors import BadInput, LedgerError
+
+# Variables git sets for hooks that describe *this* repository's in-progress
+# operation; a git command aimed at another worktree or a remote must not
+# inherit them (pre-commit strips them for the same reason).
+_HOOK_VARS = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY")
+
+
+def git_env(clean: bool = False) -> dict[str, str]:
+    env = dict(os.environ)
+    if clean:
+        for name in _HOOK_VARS:
+            env.pop(name, None)
+    env.setdefault("GIT_TERMINAL_PROMPT", "0")
+    return env
+
+
+def run(
+    args: list[str],
+    cwd: Path,
+    *,
+    check: bool = True,
+    input: str | None = None,
+    clean_env: bool = False,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    try:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            input=input,
+            env=git_env(clean_env),
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise BadInput("the git program is not on PATH", "install git") from None
+    except subprocess.TimeoutExpired:
+        raise LedgerError(f"git {args[0]} did not answer within {timeout:g} s") from None
+    if check and proc.returncode != 0:
+        message = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        raise LedgerError(
+            f"git {' '.join(args[:2])} failed: {message[-1] if message else proc.returncode}"
+        )
+    return proc
+
+
+def output(args: list[str], cwd: Path, **kwargs: object) -> str:
+    return run(args, cwd, **kwargs).stdout  # type: ignore[arg-type]
+
+
+def remotes(cwd: Path) -> list[str]:
+    return output(["remote"], cwd).split()
+
+
+def config_get(cwd: Path, key: str) -> str | None:
+    proc = run(["config", "--get", key], cwd, check=False)
+    return proc.stdout.strip() if proc.returncode == 0 else None

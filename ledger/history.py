@@ -1,0 +1,81 @@
+"""Rules that need history, not just a tree: registration integrity.
+
+Hooks can be skipped with ``--no-verify``, so before a verdict the ledger
+re-reads every commit since the registration: the registration commit must be
+an ancestor of HEAD, the frozen part (registered front matter and the
+Hypothesis section) byte-identical in *every* commit since (an edit followed by
+a revert is still tampering), and the version's code commits must come after
+the registration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ledger.errors import Refused
+from ledger.model.documents import decode_text, get_section, parse_document
+from ledger.model.entries import HYPOTHESIS, REGISTERED_KEYS
+from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, Store
+
+
+def frozen_part(text: str, where: str) -> tuple[dict[str, object], str]:
+    """The registered front-matter keys and the Hypothesis section of a version file."""
+    doc = parse_document(text, where)
+    registered = {k: doc.front.get(k) for k in REGISTERED_KEYS}
+    return registered, get_section(doc.body, HYPOTHESIS) or ""
+
+
+@dataclass(frozen=True)
+class Registration:
+    commit: str
+    frozen: tuple[dict[str, object], str]
+
+
+def check_registration(store: Store, dir_: str, vid: str, rev: str | None = None) -> Registration:
+    """Verify the registration of ``vid`` from history; raise Refused naming the culprit."""
+    path = f"{dir_}/{vid}.md"
+    tip = store.resolve(rev)
+    if tip is None:
+        raise Refused(f"{vid} has no registration commit", f"git ledger register {vid} ...")
+    # Oldest first: the commit that introduced the file is the registration.
+    commits = list(store.walk(tip))
+    commits.reverse()
+    registration: Registration | None = None
+    last_blob: str | None = None
+    for info in commits:
+        blob = store.snapshot(info.id).blob_id(path)
+        if registration is None:
+            if blob is None:
+                continue
+            text = decode_text(store.snapshot(info.id).read(path) or b"", path)
+            registration = Registration(info.id, frozen_part(text, path))
+            last_blob = blob
+            continue
+        if blob is None:
+            raise Refused(
+                f"[frozen-registration] {path} was deleted in commit {info.id[:10]} ({info.subject})",
+                f"restore it: git revert {info.id[:10]}",
+            )
+        if blob == last_blob:
+            continue
+        last_blob = blob
+        text = decode_text(store.snapshot(info.id).read(path) or b"", path)
+        if frozen_part(text, path) != registration.frozen:
+            raise Refused(
+                f"[frozen-registration] commit {info.id[:10]} ({info.subject}) changed the "
+                f"registered part of {vid} after its registration {registration.commit[:10]}",
+                "a registration is a contract: register a new version instead of editing this one",
+            )
+    if registration is None:
+        raise Refused(
+            f"{vid} has no registration commit on this branch", f"git ledger register {vid} ..."
+        )
+    for info in commits:
+        code_commit = info.trailer(TRAILER_STEP) == vid and info.trailer(TRAILER_TRANSITION) is None
+        if code_commit and not store.is_ancestor(registration.commit, info.id):
+            raise Refused(
+                f"[code-before-registration] code commit {info.id[:10]} ({info.subject}) for {vid} "
+                f"does not come after its registration {registration.commit[:10]}",
+                "pre-register first, then commit code",
+            )
+    return registration

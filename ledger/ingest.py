@@ -1,0 +1,157 @@
+"""Turn one results JSON into one result entry, with provenance. Shared by record and run.
+
+Refused as bad input (exit 2, nothing written): a file too large, not JSON, a
+mapped metric missing, not a number, NaN or infinite; an unknown gate; a
+duplicate of an existing result unless it is explicitly replaced with a reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ledger.errors import BadInput, Refused
+from ledger.model.config import LedgerConfig
+from ledger.model.documents import dump_json, is_finite_number, load_json
+from ledger.model.entries import Provenance, ResultFile
+from ledger.model.ids import check_safe
+from ledger.model.jsonpath import MISSING, resolve
+from ledger.state import LedgerState
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What a caller knows about one measurement, besides the file itself."""
+
+    version: str
+    gate: str
+    seed: str | None = None
+    window: str | None = None
+    window_start: str | None = None
+    window_end: str | None = None
+    replicate: int | None = None
+    conditions: tuple[tuple[str, str], ...] = ()
+    wall_time_s: float | None = None
+    replace: str | None = None
+
+
+def result_path(dir_: str, m: Measurement, failed: bool = False) -> str:
+    key = f"seed-{m.seed}" if m.seed is not None else f"window-{m.window}"
+    if m.replicate is not None:
+        key += f"-r{m.replicate}"
+    if failed:
+        key += "-failed"
+    return f"{dir_}/results/{m.version}/{m.gate}/{key}.json"
+
+
+def extract_metrics(config: LedgerConfig, gate: str, data: object, where: str) -> dict[str, float]:
+    cfg = config.gate(gate)
+    if not isinstance(data, dict):
+        raise BadInput(f"{where}: a results file must be a JSON object")
+    metrics: dict[str, float] = {}
+    for name, spec in sorted(cfg.metrics.items()):
+        value = resolve(data, spec.path)
+        if value is MISSING:
+            raise BadInput(
+                f"{where}: metric '{name}' is missing (no value at {spec.path})",
+                f"the gate '{gate}' maps {name} = \"{spec.path}\" in ledger.toml",
+            )
+        if not is_finite_number(value):
+            raise BadInput(
+                f"{where}: metric '{name}' at {spec.path} is {value!r}, not a finite number"
+            )
+        metrics[name] = float(value)
+    return metrics
+
+
+def check_measurement(state: LedgerState, m: Measurement) -> None:
+    state.config.gate(m.gate)
+    if (m.seed is None) == (m.window is None):
+        raise BadInput("give exactly one of --seed or --window")
+    check_safe(m.seed if m.seed is not None else str(m.window), "seed/window")
+    version = state.version(m.version)
+    if version is None:
+        raise BadInput(f"no version {m.version!r} in {state.config.dir}/", "register it first")
+    if version.concluded:
+        raise Refused(
+            f"{m.version} is concluded: a result recorded after its verdict could not have informed it",
+            "register a new version to measure again",
+        )
+    for key, _ in m.conditions:
+        check_safe(key, "condition name")
+
+
+def build_result(
+    state: LedgerState,
+    m: Measurement,
+    raw: bytes,
+    source_name: str,
+    *,
+    code_commit: str | None,
+    dirty: bool,
+    existing: bytes | None,
+) -> tuple[str, bytes]:
+    """The path and bytes of the result entry for ``raw``."""
+    check_measurement(state, m)
+    path = result_path(state.config.dir, m)
+    if existing is not None and m.replace is None:
+        raise BadInput(f"{path} is already recorded", "pass --replace REASON to replace it")
+    data = load_json(raw, source_name, state.config.run.result_max_bytes)
+    metrics = extract_metrics(state.config, m.gate, data, source_name)
+    wall = m.wall_time_s
+    if wall is None and isinstance(data, dict) and is_finite_number(data.get("wall_time_s")):
+        wall = float(data["wall_time_s"])
+    entry = ResultFile(
+        version=m.version,
+        gate=m.gate,
+        seed=m.seed,
+        window=m.window,
+        window_start=m.window_start,
+        window_end=m.window_end,
+        replicate=m.replicate,
+        metrics=metrics,
+        provenance=Provenance(
+            source_sha256=hashlib.sha256(raw).hexdigest(),
+            source_name=source_name,
+            code_commit=code_commit,
+            dirty=dirty,
+            conditions=dict(m.conditions),
+            wall_time_s=wall,
+            replaced=m.replace if existing is not None else None,
+        ),
+    )
+    return path, dump_json(entry.model_dump(mode="json", exclude_none=True)).encode()
+
+
+def build_failure(
+    state: LedgerState,
+    m: Measurement,
+    *,
+    exit_code: int,
+    log_tail: str,
+    code_commit: str | None,
+    dirty: bool,
+) -> tuple[str, bytes]:
+    """A failed run is on record (exit code, log tail) but never counts as a result."""
+    check_measurement(state, m)
+    entry = ResultFile(
+        version=m.version,
+        gate=m.gate,
+        seed=m.seed,
+        window=m.window,
+        replicate=m.replicate,
+        metrics={},
+        status="failed",
+        exit_code=exit_code,
+        log_tail=log_tail[-4000:],
+        provenance=Provenance(
+            source_sha256="",
+            source_name="",
+            code_commit=code_commit,
+            dirty=dirty,
+            conditions=dict(m.conditions),
+            wall_time_s=m.wall_time_s,
+        ),
+    )
+    path = result_path(state.config.dir, m, failed=True)
+    return path, dump_json(entry.model_dump(mode="json", exclude_none=True)).encode()

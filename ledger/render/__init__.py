@@ -1,0 +1,1 @@
+"""Renderers: markdown blocks and documents, JSON, HTML with plots."""

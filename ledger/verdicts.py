@@ -1,0 +1,79 @@
+"""Whether a verdict is one the statistics support (shared by conclude and the hooks)."""
+
+from __future__ import annotations
+
+from ledger.baseline import (
+    DIAGNOSTIC,
+    ESTABLISHES,
+    IMPROVED,
+    NO_RESULTS,
+    NOISE,
+    NOT_COMPARABLE,
+    compare,
+    standing_baseline,
+)
+from ledger.model.entries import GateStat
+from ledger.state import LedgerState
+
+
+def evidence(state: LedgerState, vid: str) -> list[GateStat]:
+    """Statistics for every gate the version has results on; the targeted gate first."""
+    version = state.version(vid)
+    if version is None:
+        return []
+    target = version.front.gate
+    gates = {r.data.gate for r in state.results if r.data.version == vid} | {target}
+    ordered = [target, *sorted(g for g in gates if g != target and g in state.config.gates)]
+    return [compare(state, vid, g, standing_baseline(state, g, before=vid)) for g in ordered]
+
+
+def contradiction(verdict: str, target: GateStat) -> str | None:
+    """Why the numbers contradict ``verdict`` on the targeted gate (None: they allow it)."""
+    outcome = target.outcome
+    if outcome == ESTABLISHES:
+        return None
+    if verdict == "inconclusive":
+        return None
+    if outcome == NO_RESULTS:
+        return f"there are no results on the targeted gate '{target.gate}'"
+    if outcome == NOT_COMPARABLE:
+        return f"results on '{target.gate}' are not comparable with the baseline ({target.note})"
+    if outcome == DIAGNOSTIC:
+        return f"'{target.gate}': {target.note}"
+    if verdict == "confirmed" and outcome != IMPROVED:
+        if outcome == NOISE and target.delta is not None and target.threshold is not None:
+            return (
+                f"Δ={target.delta:+.4g} on '{target.gate}' is within noise "
+                f"(threshold ±{target.threshold:.4g}, {target.threshold_source})"
+            )
+        return f"'{target.gate}' did not improve on the baseline ({outcome})"
+    if verdict == "refuted" and outcome == IMPROVED:
+        return (
+            f"Δ={target.delta:+.4g} on '{target.gate}' is beyond noise in the bet's favour "
+            f"(threshold ±{target.threshold:.4g})"
+        )
+    return None
+
+
+def summary(verdict: str, target: GateStat) -> str:
+    """One sentence with n, noise floor, threshold and why."""
+    if target.outcome == ESTABLISHES:
+        return (
+            f"'{target.gate}': n={target.n}, mean {target.mean:.4g}; the first concluded results "
+            "on this gate establish the baseline (nothing to contradict)."
+        )
+    if target.outcome == NO_RESULTS:
+        return f"'{target.gate}': no results."
+    parts = [f"'{target.gate}' ({target.metric}, {target.direction} is better): n={target.n}"]
+    if target.n_eff != target.n:
+        parts.append(f"n_eff={target.n_eff:g}")
+    if target.delta is not None:
+        parts.append(f"Δ={target.delta:+.4g} vs {target.baseline_version}")
+    if target.se is not None:
+        parts.append(f"SE={target.se:.4g}")
+    if target.sigma is not None:
+        parts.append(f"σ={target.sigma:.4g} ({target.sigma_source})")
+    if target.threshold is not None:
+        parts.append(f"threshold {target.threshold:.4g} ({target.threshold_source})")
+    text = ", ".join(parts) + f" → {target.outcome}."
+    return text + (f" {target.note}." if target.note else "")
