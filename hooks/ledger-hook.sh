@@ -3,24 +3,30 @@
 # identity: git-ledger-hook v1
 # stage: ${stage}
 # interpreter: ${python}
+# package: ${package}
 #
 # A foreign hook that was here before is kept as ${stage}.legacy and runs first.
-# The ledger's own check runs with the interpreter git-ledger was installed
-# with; its fast path uses only the git program and the standard library.
+# The ledger's check runs with the interpreter git-ledger was installed with,
+# started with -S (no site import: the fast path needs only the standard
+# library; the heavy path restores site-packages itself).
 LEDGER_PYTHON='${python}'
+LEDGER_PACKAGE='${package}'
 [ -x "$LEDGER_PYTHON" ] || LEDGER_PYTHON=python3
 HOOK_DIR=$(dirname "$0")
 LEGACY="$HOOK_DIR/${stage}.legacy"
+run_ledger() {
+    "$LEDGER_PYTHON" -S -c 'import sys; sys.path.insert(0, sys.argv.pop(1)); from ledger.hookrun import main; sys.exit(main())' "$LEDGER_PACKAGE" ${stage} "$@"
+}
 if [ "${stage}" = "pre-push" ]; then
     # pre-push gets the refs on stdin: keep a copy for both hooks.
     INPUT=$(cat)
     if [ -x "$LEGACY" ]; then
         printf '%s\n' "$INPUT" | "$LEGACY" "$@" || exit $?
     fi
-    printf '%s\n' "$INPUT" | "$LEDGER_PYTHON" -m ledger.hookrun ${stage} "$@"
+    printf '%s\n' "$INPUT" | run_ledger "$@"
     exit $?
 fi
 if [ -x "$LEGACY" ]; then
     "$LEGACY" "$@" || exit $?
 fi
-exec "$LEDGER_PYTHON" -m ledger.hookrun ${stage} "$@"
+run_ledger "$@"

@@ -332,6 +332,67 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
+@cli.group()
+def hooks() -> None:
+    """Install, remove or run the git hooks that hold the discipline."""
+
+
+@hooks.command("install")
+@click.option(
+    "--pre-commit-framework",
+    "framework",
+    is_flag=True,
+    help="Add the hooks to .pre-commit-config.yaml and run 'pre-commit install'.",
+)
+@click.option(
+    "--hooks-path",
+    "allow_hooks_path",
+    is_flag=True,
+    help="Install into core.hooksPath when it is set.",
+)
+@pass_ctx
+def hooks_install(obj: _Ctx, framework: bool, allow_hooks_path: bool) -> int:
+    """Install the pre-commit, prepare-commit-msg, commit-msg and pre-push hooks."""
+    from ledger.commands import hooks as command
+
+    return command.install(obj.cwd, allow_hooks_path, framework)
+
+
+@hooks.command("uninstall")
+@click.option("--hooks-path", "allow_hooks_path", is_flag=True, help="Use core.hooksPath when set.")
+@pass_ctx
+def hooks_uninstall(obj: _Ctx, allow_hooks_path: bool) -> int:
+    """Remove git-ledger's hooks and restore any hook they replaced."""
+    from ledger.commands import hooks as command
+
+    return command.uninstall(obj.cwd, allow_hooks_path)
+
+
+@hooks.command("run", context_settings={"ignore_unknown_options": True})
+@click.argument(
+    "stage", type=click.Choice(["pre-commit", "prepare-commit-msg", "commit-msg", "pre-push"])
+)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+@pass_ctx
+def hooks_run(obj: _Ctx, stage: str, args: tuple[str, ...]) -> int:
+    """Run one stage's checks as the installed hook would (also the pre-commit framework's entry)."""
+    from ledger.commands import hooks as command
+
+    return command.run_stage(obj.cwd, stage, args)
+
+
+@cli.command()
+@click.option("--fix", is_flag=True, help="Repair what is safe to repair.")
+@click.option("--stop-runs", is_flag=True, help="With --fix: stop runs the ledger recorded.")
+@json_option
+@pass_ctx
+def doctor(obj: _Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
+    """Stale locks, interrupted work, leftover processes, hook health (exit 1 if a problem remains)."""
+    from ledger.commands import doctor as command
+
+    return command.run(obj.cwd, fix, stop_runs, as_json)
+
+
 def _error_log(cwd: Path) -> Path | None:
     """Where a bug's traceback goes: .git/ledger/last-error.log if we are in a repo."""
     try:

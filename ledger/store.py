@@ -284,6 +284,18 @@ class Store:
         commit = _get(self.repo, commit_id, pygit2.Commit)
         return Snapshot(self.repo, commit_id, commit.tree)
 
+    def index_snapshot(self) -> Snapshot:
+        """The tree the index would commit (honours GIT_INDEX_FILE, as hooks must)."""
+        path = os.environ.get("GIT_INDEX_FILE")
+        if path:
+            index = pygit2.Index(str(Path(path).resolve()))
+            tree_id = index.write_tree(self.repo)
+        else:
+            index = self.repo.index
+            index.read(force=True)
+            tree_id = index.write_tree()
+        return Snapshot(self.repo, None, _get(self.repo, tree_id, pygit2.Tree))
+
     def commit_info(self, commit_id: str) -> CommitInfo:
         return _info(_get(self.repo, commit_id, pygit2.Commit))
 

@@ -124,6 +124,7 @@ class TriggersTable(_Table):
 
 
 class HooksTable(_Table):
+    require_open_version: bool = True
     max_files_warning: int = Field(default=3, ge=1)
     warn_outside_plan: bool = True
     conventional_commits: bool = True

@@ -1,0 +1,96 @@
+"""Shared helpers for the benchmarks: sealed git environments, timing, medians and spreads.
+
+Every figure is measured side by side with its baseline in the same run and
+printed as a ratio (these machines are shared and noisy); absolute numbers are
+printed only next to the ratio they explain.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def sealed_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "LEDGER_"))}
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+    env.update(
+        {
+            "HOME": str(home),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
+            "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "bench@example.com",
+            "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.com",
+            "PYTHONPATH": str(ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+        }
+    )
+    return env
+
+
+class Sandbox:
+    """A temporary HOME and repository with a sealed environment."""
+
+    def __init__(self, name: str) -> None:
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"ledger-bench-{name}-"))
+        (self.tmp / "home").mkdir()
+        self.env = sealed_env(self.tmp / "home")
+        self.repo = self.tmp / "repo"
+        self.repo.mkdir()
+        self.git("init", "-q")
+
+    def run(self, *args: str, cwd: Path | None = None, check: bool = True) -> str:
+        proc = subprocess.run(
+            list(args),
+            cwd=cwd or self.repo,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if check and proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed: {proc.stderr}")
+        return proc.stdout
+
+    def git(self, *args: str, check: bool = True) -> str:
+        return self.run("git", *args, check=check)
+
+    def ledger(self, *args: str, check: bool = True) -> str:
+        return self.run(sys.executable, "-m", "ledger", *args, check=check)
+
+
+def timed(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def median_spread(samples: list[float]) -> tuple[float, float]:
+    """Median and spread (half the inter-quartile range, or half the range for n < 4)."""
+    ordered = sorted(samples)
+    med = statistics.median(ordered)
+    if len(ordered) >= 4:
+        q = statistics.quantiles(ordered, n=4)
+        return med, (q[2] - q[0]) / 2
+    return med, (ordered[-1] - ordered[0]) / 2
+
+
+def report(name: str, ours: list[float], theirs: list[float], baseline: str) -> float:
+    mo, so = median_spread(ours)
+    mt, st = median_spread(theirs)
+    ratio = mo / mt if mt else float("inf")
+    print(
+        f"{name}: ratio {ratio:.3f} (ours {mo * 1000:.1f} ± {so * 1000:.1f} ms vs {baseline} "
+        f"{mt * 1000:.1f} ± {st * 1000:.1f} ms, n={len(ours)})",
+        flush=True,
+    )
+    return ratio

@@ -1,0 +1,166 @@
+"""Commit-message rules, pure and standard-library only (hooks import this on every commit).
+
+They are part of the rules (see :mod:`ledger.rules`) but live apart so that
+the ``commit-msg`` hook's fast path does not import pydantic or scipy.
+"""
+
+from __future__ import annotations
+
+TYPES = frozenset(
+    (
+        "feat",
+        "fix",
+        "perf",
+        "refactor",
+        "docs",
+        "test",
+        "tests",
+        "chore",
+        "build",
+        "ci",
+        "style",
+        "revert",
+    )
+)
+# No regular expressions here: importing re costs the commit-msg hook ~6 ms.
+
+
+def is_conventional(subject: str) -> bool:
+    """``type(scope)!: summary`` with a known type; scope and ``!`` optional."""
+    head, sep, summary = subject.partition(": ")
+    if not sep or not summary[:1].strip():
+        return False
+    head = head.removesuffix("!")
+    kind, paren, scope = head.partition("(")
+    if paren:
+        inner = scope[:-1]
+        if (
+            not scope.endswith(")")
+            or not inner
+            or inner[0].isspace()
+            or "(" in inner
+            or ")" in inner
+        ):
+            return False
+    return kind in TYPES
+
+
+def step_trailers(message: str) -> set[str]:
+    found = set()
+    for line in message.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key == "Ledger-Step" and value.strip() and " " not in value.strip():
+            found.add(value.strip())
+    return found
+
+
+def version_ids(text: str, prefix: str) -> set[str]:
+    """Tokens like V200 or V200a: the prefix, digits, at most two lower-case letters."""
+    found = set()
+    for raw in text.replace("(", " ").replace(")", " ").replace(",", " ").replace(":", " ").split():
+        word = raw.strip(".;!?'\"`")
+        if not word.startswith(prefix):
+            continue
+        rest = word[len(prefix) :]
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        tail = rest[digits:]
+        if digits and len(tail) <= 2 and all("a" <= c <= "z" for c in tail):
+            found.add(word)
+    return found
+
+
+class MessageFinding(tuple[str, str, str, bool]):
+    """(rule, message, fix, refuse): a plain tuple, since importing dataclasses or
+    typing would cost the hook more than the check itself."""
+
+    def __new__(cls, rule: str, message: str, fix: str, refuse: bool = True) -> MessageFinding:
+        return super().__new__(cls, (rule, message, fix, refuse))
+
+    @property
+    def rule(self) -> str:
+        return self[0]
+
+    @property
+    def refuse(self) -> bool:
+        return self[3]
+
+
+def strip_comments(text: str, comment_char: str = "#") -> str:
+    """The message as git will store it: comment lines and the scissors cut removed."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith(f"{comment_char} ------------------------ >8"):
+            break
+        if not line.startswith(comment_char):
+            lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def check_message(
+    message: str,
+    *,
+    code_paths: list[str],
+    open_version: str | None,
+    plan: list[str],
+    id_prefix: str,
+    conventional: bool,
+    require_open_version: bool,
+    max_files: int,
+    warn_outside_plan: bool,
+) -> list[MessageFinding]:
+    found: list[MessageFinding] = []
+    subject = message.split("\n", 1)[0].strip()
+    if conventional and subject and not is_conventional(subject):
+        example = f"feat(scope): {open_version} — the bet" if open_version else "docs(ledger): ..."
+        found.append(
+            MessageFinding(
+                "conventional-commits",
+                f"subject {subject!r} is not a conventional commit",
+                f"use 'type(scope): summary', e.g. '{example}'",
+            )
+        )
+    if not code_paths:
+        return found
+    if open_version is None:
+        if require_open_version:
+            found.append(
+                MessageFinding(
+                    "one-bet-per-version",
+                    f"a code commit ({', '.join(code_paths[:3])}{' ...' if len(code_paths) > 3 else ''}) "
+                    "while no version is open",
+                    "pre-register the bet first: git ledger register --bet ... --gate ...",
+                )
+            )
+        return found
+    named = step_trailers(message) | version_ids(subject, id_prefix)
+    others = sorted(n for n in named if n != open_version)
+    if others:
+        found.append(
+            MessageFinding(
+                "one-bet-per-version",
+                f"the message names {', '.join(others)} but the open version is {open_version}",
+                f"code commits belong to {open_version}; conclude it before working on another",
+            )
+        )
+    if len(code_paths) > max_files:
+        found.append(
+            MessageFinding(
+                "yellow-flag",
+                f"this change touches {len(code_paths)} files (more than {max_files}): "
+                "is it still one bet?",
+                "split it, or carry on knowingly",
+                refuse=False,
+            )
+        )
+    if warn_outside_plan and plan:
+        outside = [p for p in code_paths if p not in plan]
+        if outside:
+            found.append(
+                MessageFinding(
+                    "outside-plan",
+                    f"{', '.join(outside)} not in {open_version}'s registered --files",
+                    "fine if deliberate; the conclusion should say why",
+                    refuse=False,
+                )
+            )
+    return found

@@ -1,0 +1,287 @@
+"""What an installed hook runs: ``python -S -m``-style entry into :func:`main`.
+
+Hooks run on every commit, so the fast path imports only ``os`` and ``sys``
+(not even ``subprocess``: importing it costs ~17 ms here, more than the
+interpreter start; git is spawned with ``os.posix_spawnp`` instead) and makes
+as few git calls as it can (~4 ms each; a commit runs three hooks):
+
+- where am I: git tells hooks already (cwd is the top level, ``GIT_DIR`` is
+  set), so no ``git rev-parse`` is needed;
+- the ledger's settings: ledger.toml is parsed (tomllib) only when its size,
+  mtime or inode changed, into a small text cache;
+- what is open: the open version and its planned files, from a text cache
+  keyed by the tree id of the ledger dir at HEAD (one ``git rev-parse``).
+
+Both caches live under ``.git/ledger/`` and are derived data: the same key
+always maps to the same answer, and deleting them only costs time. Only when
+there is ledger work does a hook import :mod:`ledger.hookcheck` (pygit2,
+pydantic), after restoring site-packages if it was started with ``-S``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+STAGES = ("pre-commit", "prepare-commit-msg", "commit-msg", "pre-push")
+SETTINGS_CACHE = "hook-settings"
+OPEN_CACHE = "hook-open"
+DEFAULTS = {
+    "dir": "training_log",
+    "id_prefix": "V",
+    "conventional_commits": "1",
+    "require_open_version": "1",
+    "max_files_warning": "3",
+    "warn_outside_plan": "1",
+}
+
+
+def git(*args: str, check: bool = True) -> str:
+    """Run git, return its stdout; stderr is discarded (the caller says what failed)."""
+    read_end, write_end = os.pipe()
+    actions = [
+        (os.POSIX_SPAWN_DUP2, write_end, 1),
+        (os.POSIX_SPAWN_CLOSE, read_end),
+        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+    ]
+    try:
+        pid = os.posix_spawnp("git", ["git", *args], os.environ, file_actions=actions)
+    finally:
+        os.close(write_end)
+    chunks = []
+    try:
+        while chunk := os.read(read_end, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    if check and os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"git {args[0]} failed")
+    return b"".join(chunks).decode("utf-8", errors="surrogateescape")
+
+
+def locate() -> tuple[str, str, str] | None:
+    """(top level, git dir, common dir); from git's hook environment when it is there."""
+    gitdir = os.environ.get("GIT_DIR")
+    if gitdir and os.path.isdir(gitdir) and not os.environ.get("GIT_WORK_TREE"):
+        # githooks(5): a hook runs at the top of the work tree with GIT_DIR set.
+        top = os.getcwd()
+        gitdir = os.path.abspath(gitdir)
+    else:
+        try:
+            top, gitdir = git("rev-parse", "--show-toplevel", "--absolute-git-dir").splitlines()[:2]
+        except (RuntimeError, ValueError):
+            return None
+    common = gitdir
+    commondir_file = os.path.join(gitdir, "commondir")
+    if os.path.isfile(commondir_file):
+        with open(commondir_file) as handle:
+            common = os.path.normpath(os.path.join(gitdir, handle.read().strip()))
+    return top, gitdir, common
+
+
+def _restore_site() -> None:
+    """Started with -S for speed: bring back site-packages before heavy imports."""
+    if sys.flags.no_site:
+        import site
+
+        site.main()
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().splitlines()
+    except OSError:
+        return []
+
+
+def _write_atomic(path: str, text: str) -> None:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written only costs time
+
+
+def settings(top: str, common: str) -> dict[str, str] | None:
+    """The hooks' view of ledger.toml (or [tool.ledger]); None when there is no ledger."""
+    source = None
+    for name in ("ledger.toml", "pyproject.toml"):
+        try:
+            st = os.stat(os.path.join(top, name))
+        except OSError:
+            continue
+        source = (name, f"{name} {st.st_size} {st.st_mtime_ns} {st.st_ino}")
+        break
+    if source is None:
+        return None
+    cache = os.path.join(common, "ledger", SETTINGS_CACHE)
+    lines = _read_lines(cache)
+    if lines and lines[0] == source[1]:
+        values = dict(line.split("=", 1) for line in lines[1:] if "=" in line)
+        return None if values.get("none") else values
+    parsed = _parse_settings(os.path.join(top, source[0]), source[0])
+    body = "\n".join(f"{k}={v}" for k, v in sorted((parsed or {"none": "1"}).items()))
+    _write_atomic(cache, f"{source[1]}\n{body}\n")
+    return parsed
+
+
+def _parse_settings(path: str, name: str) -> dict[str, str] | None:
+    import tomllib
+
+    try:
+        with open(path, "rb") as handle:
+            data = tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+        return {**DEFAULTS, "broken": "1"} if name == "ledger.toml" else None
+    if name == "pyproject.toml":
+        data = data.get("tool", {}).get("ledger")
+        if not isinstance(data, dict):
+            return None
+    values = dict(DEFAULTS)
+    for table, keys in (
+        ("ledger", ("dir", "id_prefix")),
+        (
+            "hooks",
+            (
+                "conventional_commits",
+                "require_open_version",
+                "max_files_warning",
+                "warn_outside_plan",
+            ),
+        ),
+    ):
+        section = data.get(table, {})
+        if not isinstance(section, dict):
+            continue
+        for key in keys:
+            if key in section:
+                value = section[key]
+                values[key] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    values["dir"] = values["dir"].rstrip("/")
+    return values
+
+
+def staged_paths() -> list[str]:
+    # -z: paths with newlines or quotes come through verbatim; --no-renames: a
+    # rename is a delete plus an add, both of which matter to the ledger.
+    out = git("diff", "--cached", "--name-only", "-z", "--no-renames")
+    return [p for p in out.split("\0") if p]
+
+
+def open_version(common: str, directory: str) -> tuple[str | None, list[str]]:
+    """The open version at HEAD and its planned files, from the cache or the heavy path."""
+    tree = git("rev-parse", "-q", "--verify", f"HEAD:{directory}", check=False).strip() or "none"
+    cache = os.path.join(common, "ledger", OPEN_CACHE)
+    lines = _read_lines(cache)
+    for line in lines:
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[0] == tree:
+            return (parts[1] or None), [f for f in parts[2].split("\x1f") if f]
+    _restore_site()
+    from ledger import hookcheck
+
+    opened, files = hookcheck.open_version_info()
+    lines = [*lines[-15:], f"{tree}\t{opened or ''}\t{chr(0x1F).join(files)}"]
+    _write_atomic(cache, "\n".join(lines) + "\n")
+    return opened, files
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] not in STAGES:
+        sys.stderr.write(f"git-ledger hook: usage: hookrun {{{'|'.join(STAGES)}}} [ARGS]\n")
+        return 2
+    stage, rest = args[0], args[1:]
+    where = locate()
+    if where is None:
+        return 0  # not in a work tree (e.g. a bare repo): nothing to check
+    top, gitdir, common = where
+    values = settings(top, common)
+    if values is None:
+        return 0
+    if values.get("broken"):
+        return _heavy("pre_commit", [])  # reports the broken ledger.toml
+    directory = values["dir"]
+    if stage == "pre-push":
+        return _heavy("pre_push", [], remote=rest[0] if rest else "")
+    staged = staged_paths()
+    prefix = directory + "/"
+    code = [p for p in staged if not p.startswith(prefix)]
+    if stage == "pre-commit":
+        return 0 if len(code) == len(staged) else _heavy("pre_commit", staged)
+    if not rest:
+        sys.stderr.write(f"git-ledger hook: {stage} needs the message file\n")
+        return 2
+    if stage == "prepare-commit-msg":
+        source = rest[1] if len(rest) > 1 else os.environ.get("PRE_COMMIT_COMMIT_MSG_SOURCE", "")
+        if not code or source in ("merge", "squash"):
+            return 0
+        opened, _ = open_version(common, directory)
+        return add_trailer(rest[0], opened) if opened else 0
+    if os.path.exists(os.path.join(gitdir, "MERGE_HEAD")):
+        return 0  # a merge commit carries the bets of its parents
+    return _commit_msg(values, common, directory, code, rest[0])
+
+
+def _commit_msg(
+    values: dict[str, str], common: str, directory: str, code: list[str], message_file: str
+) -> int:
+    from ledger.commitrules import check_message, strip_comments
+
+    opened, plan = open_version(common, directory) if code else (None, [])
+    with open(message_file, encoding="utf-8", errors="replace") as handle:
+        message = strip_comments(handle.read())
+    findings = check_message(
+        message,
+        code_paths=code,
+        open_version=opened,
+        plan=plan,
+        id_prefix=values["id_prefix"],
+        conventional=values["conventional_commits"] == "1",
+        require_open_version=values["require_open_version"] == "1",
+        max_files=int(values["max_files_warning"]),
+        warn_outside_plan=values["warn_outside_plan"] == "1",
+    )
+    refused = False
+    for rule, text, fix, refuse in findings:
+        kind = "refused" if refuse else "warning"
+        sys.stderr.write(f"git-ledger commit-msg {kind}: [{rule}] {text} (fix: {fix})\n")
+        refused = refused or refuse
+    return 1 if refused else 0
+
+
+def add_trailer(message_file: str, version: str) -> int:
+    """Append ``Ledger-Step: <version>`` to the message's trailer block (before comments)."""
+    with open(message_file, encoding="utf-8", errors="replace") as handle:
+        text = handle.read()
+    trailer = f"Ledger-Step: {version}"
+    if trailer in text:
+        return 0
+    lines = text.split("\n")
+    cut = next((i for i, line in enumerate(lines) if line.startswith("#")), len(lines))
+    body = "\n".join(lines[:cut]).rstrip("\n")
+    rest = "\n".join(lines[cut:])
+    last = body.rsplit("\n\n", 1)[-1] if "\n\n" in body else ""
+    in_trailers = bool(last) and all(
+        ":" in ln and " " not in ln.split(":", 1)[0] for ln in last.split("\n")
+    )
+    body = f"{body}\n{trailer}" if in_trailers else f"{body}\n\n{trailer}"
+    with open(message_file, "w", encoding="utf-8") as handle:
+        handle.write(body + "\n" + (("\n" + rest) if rest else ""))
+    return 0
+
+
+def _heavy(check: str, staged: list[str], **kwargs: str) -> int:
+    _restore_site()
+    from ledger import hookcheck
+
+    return hookcheck.run(check, staged, **kwargs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

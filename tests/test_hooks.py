@@ -1,0 +1,202 @@
+"""Hooks through real `git commit` / `git push`, and doctor after a crash."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo, measure, register
+
+
+@pytest.fixture
+def hooked(repo: Repo) -> Repo:
+    repo.ok("hooks", "install")
+    return repo
+
+
+def commit(
+    repo: Repo, message: str, *paths: str, verify: bool = True
+) -> subprocess.CompletedProcess[str]:
+    repo.git("add", *paths)
+    args = ["git", "commit", "-q", "-m", message] + ([] if verify else ["--no-verify"])
+    return subprocess.run(args, cwd=repo.path, capture_output=True, text=True, check=False)
+
+
+def test_install_keeps_a_foreign_hook_as_legacy_and_uninstall_restores_it(repo: Repo) -> None:
+    hooks = repo.path / ".git/hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho legacy-ran >> legacy.log\n")
+    (hooks / "pre-commit").chmod(0o755)
+    repo.ok("hooks", "install")
+    assert (hooks / "pre-commit.legacy").exists()
+    assert "git-ledger-hook v1" in (hooks / "pre-commit").read_text()
+    repo.write("notes.txt", "x\n")
+    repo.git("add", "notes.txt")
+    subprocess.run(["git", "commit", "-q", "-m", "chore: notes"], cwd=repo.path, check=False)
+    assert (repo.path / "legacy.log").read_text() == "legacy-ran\n"
+    repo.ok("hooks", "uninstall")
+    assert (hooks / "pre-commit").read_text().startswith("#!/bin/sh\necho legacy-ran")
+    assert not (hooks / "commit-msg").exists()
+
+
+def test_core_hooks_path_is_reported_not_ignored(repo: Repo) -> None:
+    repo.git("config", "core.hooksPath", ".husky")
+    result = repo.run("hooks", "install")
+    assert result.code == 1 and "core.hooksPath" in result.err
+
+
+def test_mixed_ledger_and_code_commit_is_refused_separate_commits_pass(hooked: Repo) -> None:
+    assert register(hooked, "V200").code == 0
+    entry = hooked.path / "training_log/V200.md"
+    entry.write_text(entry.read_text() + "\nObservation while coding.\n")
+    hooked.write("src/x.py", "x = 1\n")
+    mixed = commit(hooked, "feat(x): V200 — code and log", "training_log/V200.md", "src/x.py")
+    assert mixed.returncode == 1
+    assert "two-commit-granularity" in mixed.stderr and "src/x.py" in mixed.stderr
+    hooked.git("reset", "-q")
+    code = commit(hooked, "feat(x): V200 — the bet", "src/x.py")
+    assert code.returncode == 0, code.stderr
+    log = commit(hooked, "docs(x): V200 note", "training_log/V200.md")
+    assert log.returncode == 0, log.stderr
+
+
+def test_editing_a_registered_bet_is_refused_at_commit(hooked: Repo) -> None:
+    register(hooked, "V200", bet="Original bet")
+    entry = hooked.path / "training_log/V200.md"
+    entry.write_text(entry.read_text().replace("bet: Original bet", "bet: Another bet"))
+    refused = commit(hooked, "docs(x): V200 wording", "training_log/V200.md")
+    assert refused.returncode == 1 and "frozen-registration" in refused.stderr
+    forced = commit(hooked, "docs(x): V200 wording", "training_log/V200.md", verify=False)
+    assert forced.returncode == 0
+    measure(hooked, "V200", "recent", 10.0)
+    caught = hooked.run("conclude", "V200", "--verdict", "confirmed", "--next", "x")
+    assert caught.code == 1 and "frozen-registration" in caught.err
+
+
+def test_code_commit_needs_an_open_version_and_gets_its_trailer(hooked: Repo) -> None:
+    hooked.write("src/x.py", "x = 1\n")
+    refused = commit(hooked, "feat(x): sneak in a change", "src/x.py")
+    assert refused.returncode == 1 and "one-bet-per-version" in refused.stderr
+    hooked.git("reset", "-q")
+    register(hooked, "V200")
+    ok = commit(hooked, "feat(x): V200 — the bet", "src/x.py")
+    assert ok.returncode == 0, ok.stderr
+    assert hooked.trailers()["Ledger-Step"] == "V200"
+    hooked.write("src/y.py", "y = 1\n")
+    wrong = commit(hooked, "feat(x): V199 — leftovers", "src/y.py")
+    assert wrong.returncode == 1 and "V199" in wrong.stderr
+    hooked.git("reset", "-q")
+    loose = commit(hooked, "tweak things", "src/y.py")
+    assert loose.returncode == 1 and "conventional-commits" in loose.stderr
+
+
+def test_warnings_for_big_changes_and_files_outside_the_plan(hooked: Repo) -> None:
+    register(hooked, "V200")  # plan: src/model.py
+    for name in "abcd":
+        hooked.write(f"src/{name}.py", "x = 1\n")
+    result = commit(hooked, "feat(x): V200 — the bet", "src")
+    assert result.returncode == 0, result.stderr
+    assert "yellow-flag" in result.stderr and "outside-plan" in result.stderr
+
+
+def _bare_remote(repo: Repo, tmp: Path) -> Path:
+    remote = tmp / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    repo.git("remote", "add", "origin", str(remote))
+    return remote
+
+
+def test_push_refused_with_untracked_entry_until_doctor_autosaves_it(
+    hooked: Repo, tmp_path: Path
+) -> None:
+    _bare_remote(hooked, tmp_path)
+    hooked.write("training_log/V201.md", "---\nid: V201\n---\ndraft\n")
+    push = subprocess.run(
+        ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
+        cwd=hooked.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert push.returncode != 0 and "clean-workspace" in push.stderr
+    assert "training_log/V201.md" in push.stderr
+    fixed = hooked.run("doctor", "--fix")
+    assert "autosaved training_log/V201.md" in fixed.out
+    assert "autosaved from interrupted session" in hooked.git("log", "-1", "--format=%s")
+    assert hooked.trailers()["Ledger-Transition"] == "autosave"
+    push = subprocess.run(
+        ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
+        cwd=hooked.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert push.returncode == 0, push.stderr
+
+
+def test_push_refuses_code_commits_of_an_unregistered_version(hooked: Repo, tmp_path: Path) -> None:
+    _bare_remote(hooked, tmp_path)
+    hooked.write("src/x.py", "x = 1\n")
+    commit(hooked, "feat(x): V300 — no registration\n\nLedger-Step: V300", "src/x.py", verify=False)
+    push = subprocess.run(
+        ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
+        cwd=hooked.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert push.returncode != 0 and "code-before-registration" in push.stderr
+
+
+def _start_commit_holding_the_index(repo: Repo) -> subprocess.Popen[bytes]:
+    """A real `git commit -a` that sits in its editor while holding index.lock."""
+    readme = repo.path / "training_log/README.md"
+    readme.write_text(readme.read_text() + "\nedited\n")
+    env = {**os.environ, "GIT_EDITOR": "sleep 60 #"}
+    proc = subprocess.Popen(
+        ["git", "commit", "-a", "--no-verify"], cwd=repo.path, env=env, start_new_session=True
+    )
+    lock = repo.path / ".git/index.lock"
+    for _ in range(200):
+        if lock.exists():
+            break
+        time.sleep(0.02)
+    assert lock.exists()
+    return proc
+
+
+def _age(path: Path, minutes: float) -> None:
+    old = time.time() - minutes * 60
+    os.utime(path, (old, old))
+
+
+def test_doctor_removes_a_stale_lock_of_a_killed_commit(repo: Repo) -> None:
+    proc = _start_commit_holding_the_index(repo)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    lock = repo.path / ".git/index.lock"
+    assert lock.exists()
+    _age(lock, 30)
+    found = repo.run("doctor")
+    assert found.code == 1 and "stale lock" in found.out
+    fixed = repo.run("doctor", "--fix")
+    assert "removed stale lock" in fixed.out
+    assert not lock.exists()
+
+
+def test_doctor_leaves_a_live_git_process_lock_alone(repo: Repo) -> None:
+    proc = _start_commit_holding_the_index(repo)
+    try:
+        lock = repo.path / ".git/index.lock"
+        _age(lock, 30)
+        result = repo.run("doctor", "--fix")
+        assert "left alone" in result.out and "git process" in result.out
+        assert lock.exists()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
