@@ -25,8 +25,18 @@ NOT_COMPARABLE = "not comparable"
 NO_RESULTS = "no results"
 
 
+def _per_key(results: list[Result], metric: str) -> dict[str, float]:
+    """One value per seed or window: replicates of the same seed are averaged, since
+    they measure the evaluation's own noise, not another draw of the seed."""
+    groups: dict[str, list[float]] = {}
+    for r in results:
+        if metric in r.data.metrics:
+            groups.setdefault(r.key, []).append(r.data.metrics[metric])
+    return {k: sum(v) / len(v) for k, v in groups.items()}
+
+
 def _values(results: list[Result], metric: str) -> list[float]:
-    return [r.data.metrics[metric] for r in results if metric in r.data.metrics]
+    return list(_per_key(results, metric).values())
 
 
 def _conditions(results: list[Result]) -> set[tuple[tuple[str, str], ...]]:
@@ -178,11 +188,11 @@ def _walk_forward(
 ) -> GateStat:
     """Acceptance on the distribution of per-window Δ, never on one window."""
     metric = cfg.metric
-    by_window = {r.data.window: r.data.metrics[metric] for r in theirs}
+    by_window = _per_key(theirs, metric)
     gains = [
-        (r.data.metrics[metric] - by_window[r.data.window]) * sign
-        for r in mine
-        if r.data.window in by_window
+        (value - by_window[key]) * sign
+        for key, value in _per_key(mine, metric).items()
+        if key in by_window
     ]
     floor = cfg.window_floor if cfg.window_floor is not None else -(cfg.noise_floor or 0.0)
     if len(gains) < min_windows:

@@ -332,6 +332,150 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
+@cli.command("run")
+@click.argument("step_id")
+@click.option("--gate", required=True, help="The gate whose command to run.")
+@click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
+@click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
+@click.option(
+    "--replicates",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Run each seed N times and check determinism.",
+)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, help="Runs at a time.")
+@click.option("--detach", is_flag=True, help="Return at once; see 'status' and 'wait'.")
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where run artifacts go (default: $LEDGER_OUTPUT_DIR, [run] output_dir, .git/ledger).",
+)
+@click.option(
+    "--replace", default=None, metavar="REASON", help="Run seeds that already have results."
+)
+@json_option
+@pass_ctx
+def run_(
+    obj: _Ctx,
+    step_id: str,
+    gate: str,
+    seeds: str | None,
+    windows: str | None,
+    replicates: int,
+    jobs: int,
+    detach: bool,
+    out_dir: Path | None,
+    replace: str | None,
+    as_json: bool,
+) -> int:
+    """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
+    from ledger.commands import run as command
+
+    return command.run(
+        obj.cwd,
+        step_id,
+        gate=gate,
+        seeds=seeds,
+        windows=windows,
+        replicates=replicates,
+        jobs=jobs,
+        detach=detach,
+        out_dir=out_dir,
+        replace=replace,
+        as_json=as_json,
+    )
+
+
+@cli.command()
+@click.option(
+    "--timeout", type=float, default=None, help="Give up after this many seconds (exit 1)."
+)
+@json_option
+@pass_ctx
+def wait(obj: _Ctx, timeout: float | None, as_json: bool) -> int:
+    """Block until every run the ledger started has ended."""
+    from ledger.commands import run as command
+
+    return command.wait(obj.cwd, timeout, as_json)
+
+
+@cli.command("fields-diff")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@json_option
+def fields_diff(a: Path, b: Path, as_json: bool) -> int:
+    """The first JSON field where two results files differ (floats also as IEEE-754 hex)."""
+    from ledger.commands import run as command
+
+    return command.fields_diff(a, b, as_json)
+
+
+@cli.group()
+def matrix() -> None:
+    """Several independent bets at once: cells as branches and worktrees, one winner."""
+
+
+@matrix.command("new")
+@click.argument("matrix_id")
+@click.option("--cell", "cells", multiple=True, metavar="NAME:SLUG", help="A cell (repeatable).")
+@click.option(
+    "--spec",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TOML with [cells.NAME] bet, gate, files, falsifier (and slug).",
+)
+@json_option
+@pass_ctx
+def matrix_new(
+    obj: _Ctx, matrix_id: str, cells: tuple[str, ...], spec: Path | None, as_json: bool
+) -> int:
+    """Pre-register every cell in one commit, then give each a branch and a worktree."""
+    from ledger.commands import matrix as command
+
+    return command.new(obj.cwd, matrix_id, cells, spec, as_json)
+
+
+@matrix.command("status")
+@click.argument("matrix_id")
+@json_option
+@pass_ctx
+def matrix_status(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
+    """Each cell against the shared baseline, with the many-comparisons-adjusted threshold."""
+    from ledger.commands import matrix as command
+
+    return command.status(obj.cwd, matrix_id, as_json)
+
+
+@matrix.command("conclude")
+@click.argument("matrix_id")
+@click.option("--winner", default=None, help="The one cell to merge.")
+@click.option("--none", "none_", is_flag=True, help="No cell wins; nothing is merged.")
+@click.option(
+    "--override", default=None, metavar="REASON", help="Merge a winner that does not pass."
+)
+@json_option
+@pass_ctx
+def matrix_conclude(
+    obj: _Ctx, matrix_id: str, winner: str | None, none_: bool, override: str | None, as_json: bool
+) -> int:
+    """Merge exactly one winning cell (or none) and record every cell's comparison."""
+    from ledger.commands import matrix as command
+
+    return command.conclude(obj.cwd, matrix_id, winner, none_, override, as_json)
+
+
+@matrix.command("clean")
+@click.argument("matrix_id")
+@json_option
+@pass_ctx
+def matrix_clean(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
+    """Remove the cells' worktrees; keep their history under refs/ledger/archive/."""
+    from ledger.commands import matrix as command
+
+    return command.clean(obj.cwd, matrix_id, as_json)
+
+
 @cli.group()
 def hooks() -> None:
     """Install, remove or run the git hooks that hold the discipline."""

@@ -27,10 +27,17 @@ ZERO = "0" * 40
 def open_version_info() -> tuple[str | None, list[str]]:
     """The open version at HEAD and its planned files (for the hooks' cache)."""
     ctx = open_context(Path("."))
-    opened = ctx.state().open_versions()
-    if not opened:
-        return None, []
-    return opened[0].id, list(opened[0].front.files)
+    state = ctx.state()
+    opened = state.open_versions()
+    if opened:
+        return opened[0].id, list(opened[0].front.files)
+    if not ctx.store.repo.head_is_detached:
+        branch = ctx.store.branch().removeprefix("refs/heads/")
+        for matrix in state.open_matrices():
+            for cell in matrix.cells:
+                if cell.branch == branch:
+                    return f"{matrix.id}.{cell.name}", list(cell.files)
+    return None, []
 
 
 def run(check: str, staged: list[str], **kwargs: str) -> int:

@@ -173,9 +173,13 @@ def staged_paths() -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
-def open_version(common: str, directory: str) -> tuple[str | None, list[str]]:
+def open_version(common: str, gitdir: str, directory: str) -> tuple[str | None, list[str]]:
     """The open version at HEAD and its planned files, from the cache or the heavy path."""
     tree = git("rev-parse", "-q", "--verify", f"HEAD:{directory}", check=False).strip() or "none"
+    # The branch is part of the key: a matrix cell's worktree shares the ledger
+    # tree with its base but has its cell open. HEAD is a file; no git call.
+    head = _read_lines(os.path.join(gitdir, "HEAD"))
+    tree = f"{tree}@{head[0] if head else ''}"
     cache = os.path.join(common, "ledger", OPEN_CACHE)
     lines = _read_lines(cache)
     for line in lines:
@@ -221,19 +225,24 @@ def main(argv: list[str] | None = None) -> int:
         source = rest[1] if len(rest) > 1 else os.environ.get("PRE_COMMIT_COMMIT_MSG_SOURCE", "")
         if not code or source in ("merge", "squash"):
             return 0
-        opened, _ = open_version(common, directory)
+        opened, _ = open_version(common, gitdir, directory)
         return add_trailer(rest[0], opened) if opened else 0
     if os.path.exists(os.path.join(gitdir, "MERGE_HEAD")):
         return 0  # a merge commit carries the bets of its parents
-    return _commit_msg(values, common, directory, code, rest[0])
+    return _commit_msg(values, common, gitdir, directory, code, rest[0])
 
 
 def _commit_msg(
-    values: dict[str, str], common: str, directory: str, code: list[str], message_file: str
+    values: dict[str, str],
+    common: str,
+    gitdir: str,
+    directory: str,
+    code: list[str],
+    message_file: str,
 ) -> int:
     from ledger.commitrules import check_message, strip_comments
 
-    opened, plan = open_version(common, directory) if code else (None, [])
+    opened, plan = open_version(common, gitdir, directory) if code else (None, [])
     with open(message_file, encoding="utf-8", errors="replace") as handle:
         message = strip_comments(handle.read())
     findings = check_message(

@@ -200,6 +200,14 @@ def registration_blockers(state: LedgerState, cites: str | None) -> list[Finding
                 f"git ledger conclude {version.id} --verdict ... --next ...",
             )
         )
+    for matrix in state.open_matrices():
+        found.append(
+            Finding(
+                "one-open-version",
+                f"matrix {matrix.id} is still open",
+                f"git ledger matrix conclude {matrix.id} --winner CELL (or --none)",
+            )
+        )
     if state.phase is not None and state.phase.state == "parked":
         found.append(
             Finding(

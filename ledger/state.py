@@ -94,6 +94,12 @@ class LedgerState:
     def open_versions(self) -> list[Version]:
         return [v for v in self.versions if not v.concluded and not v.front.matrix]
 
+    def open_matrices(self) -> list[MatrixFront]:
+        return [m for _, m in self.matrices if not m.concluded]
+
+    def matrix(self, mid: str) -> tuple[str, MatrixFront] | None:
+        return next(((p, m) for p, m in self.matrices if m.id == mid), None)
+
     def concluded(self) -> list[Version]:
         return [v for v in self.versions if v.concluded]
 
@@ -112,6 +118,40 @@ class LedgerState:
     def version_key(self, vid: str) -> VersionId:
         parsed = try_parse_version(vid, self.config.ledger.id_prefix)
         return parsed or VersionId(self.config.ledger.id_prefix, 0)
+
+
+def cell_versions(path: str, matrix: MatrixFront) -> list[Version]:
+    """A matrix's cells as versions (V213.A ...), concluded when the matrix is.
+
+    They let ``record``/``run`` work on a cell and let the reflection triggers
+    see a matrix whose cells all stayed inside noise as they would see
+    sequential versions.
+    """
+    from ledger.model.entries import Conclusion
+
+    out = []
+    for cell in matrix.cells:
+        conclusion = None
+        verdict = matrix.verdicts.get(cell.name)
+        if matrix.concluded and verdict is not None:
+            stat = matrix.comparison.get(cell.name)
+            conclusion = Conclusion(
+                verdict=verdict,
+                next=f"matrix {matrix.id} concluded",
+                override=matrix.override if matrix.winner == cell.name else None,
+                gates=[stat] if stat is not None else [],
+            )
+        front = VersionFront(
+            id=f"{matrix.id}.{cell.name}",
+            bet=cell.bet,
+            gate=cell.gate,
+            files=cell.files,
+            falsifier=cell.falsifier,
+            matrix=matrix.id,
+            conclusion=conclusion,
+        )
+        out.append(Version(front, path, ""))
+    return out
 
 
 def reflection_missing(body: str) -> tuple[str, ...]:
@@ -251,6 +291,8 @@ def load_state(
             state.matrices.append((path, MatrixFront.model_validate(model)))
         elif kind == "phase":
             state.phase = PhaseFront.model_validate(model)
+    for path, matrix in state.matrices:
+        state.versions.extend(cell_versions(path, matrix))
     state.versions.sort(key=lambda v: state.version_key(v.id))
     if own_cache:
         cache.save()

@@ -135,3 +135,33 @@ def effective_n(windows: Sequence[tuple[date, date]]) -> float:
         rho = sum(overlap_fraction(ordered[i], ordered[i + k]) for i in range(n - k)) / (n - k)
         total += (1 - k / n) * rho
     return n / (1 + 2 * total)
+
+
+def rule_sigma(m: int, table: dict[str, float]) -> float | None:
+    """The documented default rule: the k of the smallest listed cell count ≥ m."""
+    fitting = sorted((int(n), k) for n, k in table.items() if int(n) >= m)
+    return fitting[0][1] if fitting else None
+
+
+def holm_ks(m: int, alpha: float) -> list[float]:
+    """Holm step-down critical z values for m two-sided comparisons (largest first)."""
+    return [z_quantile(1 - alpha / (2 * (m - i))) for i in range(m)]
+
+
+def adjusted_passes(
+    zs: dict[str, float], alpha: float, table: dict[str, float]
+) -> dict[str, tuple[float, bool]]:
+    """Per cell: the adjusted k and whether it passes (Holm step-down, floored by the rule)."""
+    m = len(zs)
+    if m == 0:
+        return {}
+    floor = rule_sigma(m, table) or 0.0
+    ks = holm_ks(m, alpha)
+    out: dict[str, tuple[float, bool]] = {}
+    still = True
+    for i, (name, z) in enumerate(sorted(zs.items(), key=lambda kv: -kv[1])):
+        k = max(floor, ks[i])
+        passed = still and z > k
+        still = passed
+        out[name] = (k, passed)
+    return out

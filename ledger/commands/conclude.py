@@ -29,7 +29,10 @@ def run(
     as_json: bool,
 ) -> int:
     ctx = open_context(cwd)
-    parse_version(vid, ctx.config.ledger.id_prefix)
+    if parse_version(vid, ctx.config.ledger.id_prefix).cell:
+        raise BadInput(
+            f"{vid} is a matrix cell", "cells are concluded together: git ledger matrix conclude"
+        )
     if verdict not in VERDICTS:
         raise BadInput(f"unknown verdict {verdict!r}", "use confirmed, refuted or inconclusive")
     if not next_text.strip():

@@ -8,7 +8,7 @@ from pathlib import Path
 from ledger import output
 from ledger.context import load_config, open_store, read_config_text
 from ledger.errors import BadInput, Refused
-from ledger.model.config import CONFIG_FILE, PYPROJECT, has_tool_ledger, parse_config
+from ledger.model.config import CONFIG_FILE, parse_config
 from ledger.resources import read_resource, render
 from ledger.state import README, TEMPLATE, LedgerState
 from ledger.store import Snapshot, Transition
@@ -48,16 +48,11 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         config = parse_config(config_text, CONFIG_FILE)
 
     def build(snap: Snapshot) -> Transition:
-        if load_config(store, snap) is not None:
-            raise Refused("this repository already has a ledger", "see 'git ledger status'")
-        pyproject = snap.read(PYPROJECT)
-        if (
-            config_name == PYPROJECT
-            and pyproject is not None
-            and has_tool_ledger(pyproject.decode())
-        ):
-            raise Refused("this repository already has a ledger", "see 'git ledger status'")
         base = config.dir
+        # Initialised = configuration and ledger dir both on record. A committed
+        # ledger.toml without its dir (written by hand first) is adopted.
+        if load_config(store, snap) is not None and snap.is_tree(base):
+            raise Refused("this repository already has a ledger", "see 'git ledger status'")
         readme = snap.read(f"{base}/{README}")
         text = (
             readme.decode()
@@ -66,7 +61,7 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         )
         empty = LedgerState(config=config, commit_id=snap.commit_id)
         writes: dict[str, bytes | None] = {
-            config_name: config_text.encode(),
+            config_name: snap.read(config_name) or config_text.encode(),
             f"{base}/{README}": apply_views(text, readme_views(empty)).encode(),
         }
         if snap.read(f"{base}/{TEMPLATE}") is None:

@@ -11,8 +11,25 @@ from ledger.nextstep import next_action
 from ledger.state import LedgerState, load_state
 
 
-def status_data(state: LedgerState, branch: str | None) -> dict[str, Any]:
+def status_data(
+    state: LedgerState, branch: str | None, records: list[dict[str, object]] | None = None
+) -> dict[str, Any]:
     fired, incomplete = rules.reflection_pending(state)
+    from ledger.runner import alive
+
+    running = [
+        {"label": r.get("label"), "pid": r.get("pid"), "log": r.get("log")}
+        for r in records or []
+        if isinstance(r.get("pid"), int) and alive(int(str(r["pid"])))
+    ]
+    runs = {
+        "running": running,
+        "failed": [
+            {"path": r.path, "exit_code": r.data.exit_code}
+            for r in state.results
+            if r.data.status == "failed"
+        ],
+    }
     versions = [
         {
             "id": v.id,
@@ -46,22 +63,25 @@ def status_data(state: LedgerState, branch: str | None) -> dict[str, Any]:
         "phase": state.phase.state if state.phase else "active",
         "overrides": overrides,
         "problems": [{"path": p, "error": e} for p, e in state.problems],
+        "runs": runs,
         "next": next_action(state).as_dict(),
     }
 
 
-def _load(cwd: Path) -> tuple[LedgerState, str | None]:
+def _load(cwd: Path) -> tuple[LedgerState, str | None, list[dict[str, object]]]:
+    from ledger.runner import RunRecords
+
     ctx = open_context(cwd)
     snap = ctx.store.snapshot()
     branch = (
         None if ctx.store.repo.head_is_detached else ctx.store.branch().removeprefix("refs/heads/")
     )
-    return load_state(ctx.store, ctx.config, snap), branch
+    return load_state(ctx.store, ctx.config, snap), branch, RunRecords(ctx).all()
 
 
 def run_status(cwd: Path, as_json: bool) -> int:
-    state, branch = _load(cwd)
-    data = status_data(state, branch)
+    state, branch, records = _load(cwd)
+    data = status_data(state, branch, records)
     if as_json:
         output.emit_json(data)
         return 0
@@ -83,6 +103,10 @@ def run_status(cwd: Path, as_json: bool) -> int:
         output.say(f"trigger: [{trigger['rule']}] {trigger['message']}")
     if data["phase"] == "parked":
         output.say("phase: parked (registration blocked; see CAMPAIGN_STATUS.md)")
+    for run in data["runs"]["running"]:
+        output.say(f"running: {run['label']} (pid {run['pid']}, log {run['log']})")
+    if data["runs"]["failed"]:
+        output.say(f"failed runs on record: {len(data['runs']['failed'])}")
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
     nxt = data["next"]
@@ -91,7 +115,7 @@ def run_status(cwd: Path, as_json: bool) -> int:
 
 
 def run_next(cwd: Path, as_json: bool) -> int:
-    state, _ = _load(cwd)
+    state, _, _ = _load(cwd)
     action = next_action(state)
     if as_json:
         output.emit_json(action.as_dict())

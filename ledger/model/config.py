@@ -48,6 +48,7 @@ class GateConfig(_Table):
     noise_floor: float | None = Field(default=None, gt=0)
     unit: str = ""
     window_floor: float | None = None
+    command: list[str] | None = None
     metrics: dict[str, MetricSpec]
 
     @field_validator("metrics", mode="before")
@@ -135,6 +136,7 @@ class RunTable(_Table):
     output_dir: str | None = None
     result_max_bytes: int = Field(default=1 << 20, gt=0)
     timeout_seconds: float | None = Field(default=None, gt=0)
+    volatile_fields: list[str] = Field(default_factory=lambda: ["wall_time_s"])
 
     @field_validator("command")
     @classmethod

@@ -143,11 +143,16 @@ class MatrixCell(_Entry):
 class MatrixFront(_Entry):
     id: str
     kind: Literal["matrix"] = "matrix"
-    baseline: str | None = None
+    baselines: dict[str, str] = Field(default_factory=dict)
     cells: list[MatrixCell]
-    winner: str | None = None
     concluded: bool = False
+    winner: str | None = None
     override: str | None = None
+    verdicts: dict[str, Verdict] = Field(default_factory=dict)
+    comparison: dict[str, GateStat] = Field(default_factory=dict)
+
+    def cell(self, name: str) -> MatrixCell | None:
+        return next((c for c in self.cells if c.name == name), None)
 
 
 class Provenance(_Entry):

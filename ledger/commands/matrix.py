@@ -1,0 +1,455 @@
+"""``git ledger matrix new|status|conclude|clean``: several independent bets at once.
+
+One pre-registration (``V213-matrix.md``) holds every cell's bet, files,
+falsifier and gate and the shared baseline; it is committed before any cell
+runs. Each cell then gets a branch (``ledger/V213.A-slug``) and a worktree
+under ``.ledger/worktrees/``; inside it the ordinary verbs work on the cell id
+(``V213.A``). Status reads every cell branch straight from git, compares each
+cell with the shared baseline and holds it to a many-comparisons-adjusted
+threshold; conclude merges exactly one winner and keeps every cell's results.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ledger import gitcli, output, rules, stats
+from ledger.baseline import compare, standing_baseline
+from ledger.context import Context, open_context
+from ledger.errors import BadInput, Refused
+from ledger.model.documents import Document, decode_text, parse_document, set_block
+from ledger.model.entries import GateStat, MatrixCell, MatrixFront
+from ledger.model.ids import check_safe, parse_version
+from ledger.render.markdown import fmt, signed
+from ledger.state import LedgerState, cell_versions, load_state
+from ledger.store import Snapshot, Transition
+
+WORKTREES = ".ledger/worktrees"
+
+
+def _slug(text: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:40] or "cell"
+
+
+def worktree_path(ctx: Context, mid: str, cell: MatrixCell) -> Path:
+    return (
+        ctx.store.require_workdir() / WORKTREES / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
+    )
+
+
+def _read_spec(spec: Path | None, cells: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    data: dict[str, Any] = {}
+    if spec is not None:
+        if not spec.is_file():
+            raise BadInput(f"no such spec file: {spec}")
+        try:
+            data = tomllib.loads(spec.read_text())
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise BadInput(f"{spec}: not valid TOML: {exc}") from None
+    table = data.get("cells", {})
+    if not isinstance(table, dict):
+        raise BadInput(f"{spec}: [cells] must be a table of cells")
+    found: dict[str, dict[str, Any]] = {
+        str(k): dict(v) for k, v in table.items() if isinstance(v, dict)
+    }
+    for item in cells:
+        name, _, slug = item.partition(":")
+        found.setdefault(name, {})
+        if slug:
+            found[name]["slug"] = slug
+    if len(found) < 2:
+        raise BadInput(
+            "a matrix needs at least two cells", "--cell A:slug --cell B:slug --spec cells.toml"
+        )
+    return found
+
+
+def new(cwd: Path, mid: str, cells: tuple[str, ...], spec: Path | None, as_json: bool) -> int:
+    ctx = open_context(cwd)
+    ctx.require_committed_config()
+    prefix = ctx.config.ledger.id_prefix
+    vid = parse_version(mid, prefix)
+    if vid.cell:
+        raise BadInput(f"{mid} is a cell id; name the matrix, e.g. {vid.base}")
+    raw = _read_spec(spec, cells)
+    parsed: list[MatrixCell] = []
+    for name, item in sorted(raw.items()):
+        if not re.fullmatch(r"[A-Z][A-Za-z0-9]{0,15}", name):
+            raise BadInput(f"cell name {name!r} must start with a capital letter, e.g. A")
+        missing = [k for k in ("bet", "gate", "falsifier") if not item.get(k)]
+        if missing:
+            raise BadInput(
+                f"cell {name}: missing {', '.join(missing)}", "give them in the --spec file"
+            )
+        ctx.config.gate(str(item["gate"]))
+        slug = check_safe(_slug(str(item.get("slug") or item["bet"])), "cell slug")
+        files = item.get("files", [])
+        if not isinstance(files, list):
+            raise BadInput(f"cell {name}: files must be a list")
+        parsed.append(
+            MatrixCell(
+                name=name,
+                slug=slug,
+                bet=str(item["bet"]).strip(),
+                gate=str(item["gate"]),
+                files=[str(f) for f in files],
+                falsifier=str(item["falsifier"]).strip(),
+                branch=f"ledger/{mid}.{name}-{slug}",
+            )
+        )
+
+    def build(snap: Snapshot) -> Transition:
+        state = ctx.state(snap)
+        blockers = rules.registration_blockers(state, None)
+        if blockers:
+            raise Refused("; ".join(f.line() for f in blockers))
+        if state.version(mid) or state.matrix(mid):
+            raise BadInput(f"{mid} is already registered", "pick another id")
+        baselines = {}
+        for cell in parsed:
+            best = standing_baseline(state, cell.gate)
+            if best is not None:
+                baselines[cell.gate] = best.id
+        front = MatrixFront(id=mid, baselines=baselines, cells=parsed)
+        path = f"{ctx.dir}/{mid}-matrix.md"
+        body = [
+            f"# {mid} — matrix of {len(parsed)} cells",
+            "",
+            "One pre-registration for every cell; each runs in its own worktree.",
+            "",
+        ]
+        for cell in parsed:
+            body += [
+                f"## Cell {cell.name}: {cell.slug}",
+                "",
+                f"- Bet: {cell.bet}",
+                f"- Gate: `{cell.gate}` (baseline {baselines.get(cell.gate, 'none yet')})",
+                f"- Falsifier: {cell.falsifier}",
+                f"- Files: {', '.join(cell.files) or '—'}",
+                f"- Branch: `{cell.branch}`",
+                "",
+            ]
+        body += [
+            "## Comparison",
+            "",
+            "<!-- ledger:begin comparison -->",
+            "_Open: `git ledger matrix status " + mid + "`._",
+            "<!-- ledger:end comparison -->",
+            "",
+        ]
+        text = Document(front=front.model_dump(mode="json"), body="\n".join(body)).render()
+        writes: dict[str, bytes | None] = {path: text.encode()}
+        after = replace(
+            state,
+            matrices=[*state.matrices, (path, front)],
+            versions=sorted(
+                [*state.versions, *cell_versions(path, front)],
+                key=lambda v: state.version_key(v.id),
+            ),
+        )
+        writes.update(ctx.readme_update(snap, after))
+        return Transition(
+            kind="matrix-register",
+            step=mid,
+            subject=f"docs(ledger): {mid} — register a matrix of {len(parsed)} cells",
+            body="\n".join(f"{c.name}: {c.bet}" for c in parsed),
+            writes=writes,
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    workdir = ctx.store.require_workdir()
+    _exclude_worktrees(ctx)
+    made = []
+    for cell in parsed:
+        target = worktree_path(ctx, mid, cell)
+        gitcli.run(["worktree", "add", "-q", "-b", cell.branch, str(target), commit_id], workdir)
+        made.append({"cell": f"{mid}.{cell.name}", "branch": cell.branch, "worktree": str(target)})
+    if as_json:
+        output.emit_json({"id": mid, "commit": commit_id, "cells": made})
+    else:
+        output.say(f"registered matrix {mid} ({commit_id[:10]}); one worktree per cell:")
+        for item in made:
+            output.say(f"  {item['cell']}: {item['worktree']} (branch {item['branch']})")
+    return 0
+
+
+def _exclude_worktrees(ctx: Context) -> None:
+    exclude = ctx.store.common_dir / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    text = exclude.read_text() if exclude.exists() else ""
+    if "/.ledger/" not in text.splitlines():
+        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "/.ledger/\n")
+
+
+def _find(ctx: Context, mid: str) -> tuple[LedgerState, str, MatrixFront]:
+    parse_version(mid, ctx.config.ledger.id_prefix)
+    state = ctx.state()
+    found = state.matrix(mid)
+    if found is None:
+        raise BadInput(f"no matrix {mid!r} in {ctx.dir}/", "git ledger matrix new ...")
+    return state, found[0], found[1]
+
+
+def comparison(ctx: Context, state: LedgerState, matrix: MatrixFront) -> dict[str, dict[str, Any]]:
+    """Per cell: its evidence against the shared baseline, read from the cell's branch."""
+    table: dict[str, dict[str, Any]] = {}
+    zs: dict[str, float] = {}
+    for cell in matrix.cells:
+        cid = f"{matrix.id}.{cell.name}"
+        ref = ctx.store.repo.references.get(f"refs/heads/{cell.branch}")
+        archived = ctx.store.repo.references.get(f"refs/ledger/archive/{cell.branch}")
+        tip = ref or archived
+        cell_state = (
+            load_state(ctx.store, ctx.config, ctx.store.snapshot(str(tip.target))) if tip else state
+        )
+        base_id = matrix.baselines.get(cell.gate)
+        base = cell_state.version(base_id) if base_id else None
+        stat = compare(cell_state, cid, cell.gate, base)
+        if stat.se and stat.delta is not None:
+            sign = 1.0 if stat.direction == "higher" else -1.0
+            zs[cell.name] = stat.delta * sign / stat.se
+        table[cell.name] = {
+            "cell": cid,
+            "stat": stat,
+            "branch": cell.branch,
+            "exists": tip is not None,
+        }
+    adjusted = stats.adjusted_passes(zs, ctx.config.stats.alpha, ctx.config.stats.matrix_sigma)
+    for name, row in table.items():
+        k, passed = adjusted.get(name, (None, False))
+        stat = row["stat"]
+        row["k"] = k
+        row["adjusted_threshold"] = k * stat.se if k is not None and stat.se else None
+        row["z"] = zs.get(name)
+        row["pass"] = passed
+    return table
+
+
+def _table_md(mid: str, table: dict[str, dict[str, Any]], m: int, rule: str) -> str:
+    lines = [
+        f"Adjusted threshold for {m} cells: {rule}.",
+        "",
+        "| cell | gate | n | mean | baseline | Δ | SE | z | k | adjusted threshold | pass |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in table.values():
+        s: GateStat = row["stat"]
+        lines.append(
+            f"| {row['cell']} | {s.gate} | {s.n} | {fmt(s.mean)} | {s.baseline_version or '—'} "
+            f"| {signed(s.delta)} | {fmt(s.se)} | {fmt(row['z'])} | {fmt(row['k'])} "
+            f"| {fmt(row['adjusted_threshold'])} | {'yes' if row['pass'] else 'no'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _rule_text(ctx: Context, m: int) -> str:
+    k = stats.rule_sigma(m, ctx.config.stats.matrix_sigma)
+    base = f"Holm step-down over {m} cells at α={ctx.config.stats.alpha:g}"
+    return base + (
+        f", floored at {k:g}σ (documented default: 2.5σ for 3 cells, 3σ for 5)" if k else ""
+    )
+
+
+def status(cwd: Path, mid: str, as_json: bool) -> int:
+    ctx = open_context(cwd)
+    state, _, matrix = _find(ctx, mid)
+    table = comparison(ctx, state, matrix)
+    rule = _rule_text(ctx, len(matrix.cells))
+    if as_json:
+        output.emit_json(
+            {
+                "id": mid,
+                "concluded": matrix.concluded,
+                "winner": matrix.winner,
+                "rule": rule,
+                "cells": [
+                    {
+                        "cell": r["cell"],
+                        "branch": r["branch"],
+                        "z": r["z"],
+                        "k": r["k"],
+                        "adjusted_threshold": r["adjusted_threshold"],
+                        "pass": r["pass"],
+                        **r["stat"].model_dump(mode="json"),
+                    }
+                    for r in table.values()
+                ],
+            }
+        )
+        return 0
+    output.say(f"matrix {mid}: {rule}")
+    output.table(
+        "",
+        ("cell", "gate", "n", "mean", "Δ", "SE", "z", "k", "threshold", "pass"),
+        [
+            (
+                r["cell"],
+                r["stat"].gate,
+                r["stat"].n,
+                fmt(r["stat"].mean),
+                signed(r["stat"].delta),
+                fmt(r["stat"].se),
+                fmt(r["z"]),
+                fmt(r["k"]),
+                fmt(r["adjusted_threshold"]),
+                "yes" if r["pass"] else "no",
+            )
+            for r in table.values()
+        ],
+    )
+    return 0
+
+
+def conclude(
+    cwd: Path, mid: str, winner: str | None, none: bool, override: str | None, as_json: bool
+) -> int:
+    ctx = open_context(cwd)
+    state, path, matrix = _find(ctx, mid)
+    if matrix.concluded:
+        raise Refused(
+            f"matrix {mid} is already concluded (winner: {matrix.winner or 'none'})",
+            "a matrix has at most one winner",
+        )
+    if (winner is None) == (not none):
+        raise BadInput("give exactly one of --winner CELL or --none")
+    table = comparison(ctx, state, matrix)
+    if winner is not None:
+        if matrix.cell(winner) is None:
+            raise BadInput(
+                f"matrix {mid} has no cell {winner!r}",
+                f"cells: {', '.join(c.name for c in matrix.cells)}",
+            )
+        if not table[winner]["pass"] and override is None:
+            raise Refused(
+                f"[verdict-contradicted] cell {winner} does not pass the adjusted threshold "
+                f"({_rule_text(ctx, len(matrix.cells))})",
+                "pick a passing cell, --none, or --override REASON (recorded forever)",
+            )
+    workdir = ctx.store.require_workdir()
+    win_cell = matrix.cell(winner) if winner else None
+    if win_cell is not None:
+        proc = gitcli.run(
+            [
+                "merge",
+                "--no-ff",
+                "-m",
+                f"feat(matrix): {mid} — merge cell {winner} ({win_cell.slug}), the winner",
+                win_cell.branch,
+            ],
+            workdir,
+            check=False,
+        )
+        if proc.returncode != 0:
+            gitcli.run(["merge", "--abort"], workdir, check=False)
+            raise Refused(
+                f"cell {winner}'s branch does not merge cleanly",
+                f"merge it by hand (git merge {win_cell.branch}), then conclude again",
+            )
+    verdicts: dict[str, str] = {}
+    for name, row in table.items():
+        verdicts[name] = (
+            "confirmed" if name == winner else ("inconclusive" if row["pass"] else "refuted")
+        )
+
+    def build(snap: Snapshot) -> Transition:
+        now = ctx.state(snap)
+        writes: dict[str, bytes | None] = {}
+        for cell in matrix.cells:  # keep every losing cell's results on record here too
+            ref = ctx.store.repo.references.get(f"refs/heads/{cell.branch}")
+            if ref is None or cell.name == winner:
+                continue
+            cell_snap = ctx.store.snapshot(str(ref.target))
+            prefix = f"{ctx.dir}/results/{mid}.{cell.name}/"
+            for file, blob in cell_snap.files(prefix.rstrip("/")).items():
+                if snap.blob_id(file) != blob:
+                    writes[file] = cell_snap.read_blob(blob)
+        front = matrix.model_copy(
+            update={
+                "concluded": True,
+                "winner": winner,
+                "override": override if winner and not table[winner]["pass"] else None,
+                "verdicts": verdicts,
+                "comparison": {n: r["stat"] for n, r in table.items()},
+            }
+        )
+        doc = parse_document(decode_text(snap.read(path) or b"", path), path)
+        summary = _table_md(mid, table, len(matrix.cells), _rule_text(ctx, len(matrix.cells)))
+        summary += (
+            f"\nWinner: {winner or 'none'}"
+            + (f" (**OVERRIDE**: {override})" if front.override else "")
+            + "\n"
+        )
+        body = set_block(doc.body, "comparison", summary)
+        writes[path] = doc.replace(front=front.model_dump(mode="json"), body=body).render().encode()
+        matrices = [(p, front if m.id == mid else m) for p, m in now.matrices]
+        versions = [v for v in now.versions if v.front.matrix != mid] + cell_versions(path, front)
+        after = replace(
+            now, matrices=matrices, versions=sorted(versions, key=lambda v: now.version_key(v.id))
+        )
+        writes.update(ctx.readme_update(snap, after))
+        reason = front.override
+        trailers = (("Ledger-Override", reason),) if reason else ()
+        return Transition(
+            kind="matrix-conclude",
+            step=mid,
+            subject=f"docs(ledger): {mid} matrix log entry, winner {winner or 'none'}",
+            writes=writes,
+            trailers=trailers,
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    if as_json:
+        output.emit_json({"id": mid, "commit": commit_id, "winner": winner, "verdicts": verdicts})
+    else:
+        output.say(f"concluded matrix {mid}: winner {winner or 'none'} ({commit_id[:10]})")
+    return 0
+
+
+def clean(cwd: Path, mid: str, as_json: bool) -> int:
+    from ledger.runner import RunRecords, alive
+
+    ctx = open_context(cwd)
+    _, _, matrix = _find(ctx, mid)
+    workdir = ctx.store.require_workdir()
+    live = [
+        r
+        for r in RunRecords(ctx).all()
+        if str(r.get("step", "")).startswith(f"{mid}.") and alive(int(str(r.get("pid", 0))))
+    ]
+    if live:
+        raise Refused(
+            f"runs of {mid} are still alive: {', '.join(str(r.get('label')) for r in live)}",
+            "git ledger wait, then clean",
+        )
+    removed = []
+    with ctx.store.writer_lock():
+        for cell in matrix.cells:
+            target = worktree_path(ctx, mid, cell)
+            if target.exists():
+                dirty = gitcli.output(["status", "--porcelain"], target)
+                if dirty.strip():
+                    raise Refused(
+                        f"{target} has uncommitted work",
+                        "commit or stash it in that worktree first",
+                    )
+                gitcli.run(["worktree", "remove", str(target)], workdir)
+            ref = ctx.store.repo.references.get(f"refs/heads/{cell.branch}")
+            if ref is not None:
+                gitcli.run(
+                    ["update-ref", f"refs/ledger/archive/{cell.branch}", str(ref.target)], workdir
+                )
+                gitcli.run(["branch", "-D", cell.branch], workdir)
+            removed.append(cell.branch)
+        gitcli.run(["worktree", "prune"], workdir)
+    if as_json:
+        output.emit_json({"id": mid, "archived": [f"refs/ledger/archive/{b}" for b in removed]})
+    else:
+        output.say(
+            f"removed {len(removed)} cell worktree(s); history kept under refs/ledger/archive/"
+        )
+    return 0
