@@ -425,15 +425,21 @@ def matrix() -> None:
     default=None,
     help="TOML with [cells.NAME] bet, gate, files, falsifier (and slug).",
 )
+@click.option("--cites", default=None, help="The reflection this registration answers.")
 @json_option
 @pass_ctx
 def matrix_new(
-    obj: _Ctx, matrix_id: str, cells: tuple[str, ...], spec: Path | None, as_json: bool
+    obj: _Ctx,
+    matrix_id: str,
+    cells: tuple[str, ...],
+    spec: Path | None,
+    cites: str | None,
+    as_json: bool,
 ) -> int:
     """Pre-register every cell in one commit, then give each a branch and a worktree."""
     from ledger.commands import matrix as command
 
-    return command.new(obj.cwd, matrix_id, cells, spec, as_json)
+    return command.new(obj.cwd, matrix_id, cells, spec, cites, as_json)
 
 
 @matrix.command("status")
@@ -474,6 +480,15 @@ def matrix_clean(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
     from ledger.commands import matrix as command
 
     return command.clean(obj.cwd, matrix_id, as_json)
+
+
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def demo(directory: Path | None) -> int:
+    """Walk a whole loop on a generated throwaway repository, printing each command."""
+    from ledger.commands import demo as command
+
+    return command.run(directory)
 
 
 @cli.group()

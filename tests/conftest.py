@@ -17,6 +17,9 @@ import pytest
 from tests.helpers import Repo, git
 
 ROOT = Path(__file__).resolve().parent.parent
+# pip's cache from the real HOME, so install tests do not download the world
+# again; it is only a cache (pip verifies what it takes from it).
+PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 
 
 @pytest.fixture(autouse=True)

@@ -41,7 +41,7 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one() -> None:
     blocks = re.findall(r"```(?:sh|bash|console)?\n(.*?)```", readme, re.S)
     assert len(blocks) >= 2
     first, second = blocks[0].strip(), blocks[1].strip()
-    assert first.startswith("pip install .") and "git ledger" in first
+    assert first == "pip install . && git ledger demo"
     assert "pytest" in second
     assert readme.index(blocks[1]) < readme.index("## ")
     ci = (ROOT / ".ci/run").read_text()

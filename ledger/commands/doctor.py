@@ -247,7 +247,8 @@ def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None
 
 def check_config(store: Store, fix: bool, report: Report) -> None:
     workdir = store.workdir or store.common_dir
-    linked = len(worktree_roots(store)) > 2 or (store.common_dir / "worktrees").is_dir()
+    worktrees = store.common_dir / "worktrees"
+    linked = worktrees.is_dir() and any(worktrees.iterdir())
     for key, value in HARDENING.items():
         current = gitcli.config_get(workdir, key)
         if current == value:

@@ -27,6 +27,9 @@ def hooks_dir(cwd: Path, allow_hooks_path: bool) -> Path:
     store = open_store(cwd)
     workdir = store.require_workdir()
     configured = gitcli.config_get(workdir, "core.hooksPath")
+    default = store.common_dir / "hooks"
+    if configured and (workdir / Path(configured).expanduser()).resolve() == default.resolve():
+        configured = None  # points at the repository's own hooks dir: nothing to fight
     if configured:
         if not allow_hooks_path:
             raise Refused(
@@ -37,7 +40,7 @@ def hooks_dir(cwd: Path, allow_hooks_path: bool) -> Path:
             )
         path = Path(configured).expanduser()
         return path if path.is_absolute() else workdir / path
-    return store.common_dir / "hooks"
+    return default
 
 
 def is_ours(path: Path) -> bool:

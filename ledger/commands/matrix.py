@@ -69,7 +69,9 @@ def _read_spec(spec: Path | None, cells: tuple[str, ...]) -> dict[str, dict[str,
     return found
 
 
-def new(cwd: Path, mid: str, cells: tuple[str, ...], spec: Path | None, as_json: bool) -> int:
+def new(
+    cwd: Path, mid: str, cells: tuple[str, ...], spec: Path | None, cites: str | None, as_json: bool
+) -> int:
     ctx = open_context(cwd)
     ctx.require_committed_config()
     prefix = ctx.config.ledger.id_prefix
@@ -105,7 +107,7 @@ def new(cwd: Path, mid: str, cells: tuple[str, ...], spec: Path | None, as_json:
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
-        blockers = rules.registration_blockers(state, None)
+        blockers = rules.registration_blockers(state, cites)
         if blockers:
             raise Refused("; ".join(f.line() for f in blockers))
         if state.version(mid) or state.matrix(mid):
@@ -115,7 +117,7 @@ def new(cwd: Path, mid: str, cells: tuple[str, ...], spec: Path | None, as_json:
             best = standing_baseline(state, cell.gate)
             if best is not None:
                 baselines[cell.gate] = best.id
-        front = MatrixFront(id=mid, baselines=baselines, cells=parsed)
+        front = MatrixFront(id=mid, baselines=baselines, cells=parsed, cites=cites)
         path = f"{ctx.dir}/{mid}-matrix.md"
         body = [
             f"# {mid} — matrix of {len(parsed)} cells",

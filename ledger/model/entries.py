@@ -144,6 +144,7 @@ class MatrixFront(_Entry):
     id: str
     kind: Literal["matrix"] = "matrix"
     baselines: dict[str, str] = Field(default_factory=dict)
+    cites: str | None = None
     cells: list[MatrixCell]
     concluded: bool = False
     winner: str | None = None
