@@ -482,6 +482,270 @@ def matrix_clean(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
     return command.clean(obj.cwd, matrix_id, as_json)
 
 
+# --- campaign ------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("file", required=False, type=click.Path(path_type=Path))
+@json_option
+@pass_ctx
+def contract(obj: _Ctx, file: Path | None, as_json: bool) -> int:
+    """Commit the campaign's contract (what is measured, what may change)."""
+    from ledger.commands import campaign as command
+
+    return command.contract(obj.cwd, file, as_json)
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def arm(obj: _Ctx, as_json: bool) -> int:
+    """Record who owns the campaign (from the env var named in [campaign] owner_env)."""
+    from ledger.commands import campaign as command
+
+    return command.arm(obj.cwd, as_json)
+
+
+@cli.group()
+def candidate() -> None:
+    """Campaign candidates: one commit measured against the contract."""
+
+
+@candidate.command("record")
+@click.option("--commit", "commit", required=True, help="The candidate commit.")
+@click.option(
+    "--verdict", required=True, type=click.Choice(["base", "promoted", "rejected", "held"])
+)
+@click.option("--reason", default=None, help="Why (required for a rejection).")
+@click.option("--speed", default=None, help="A number, or 'N/A: reason'.")
+@click.option("--accel-mem-gb", default=None, help="A number, or 'N/A: reason'.")
+@click.option("--peak-cpu-gb", default=None, help="A number, or 'N/A: reason'.")
+@click.option("--correctness", default=None, help="A number, or 'N/A: reason'.")
+@click.option(
+    "--measure",
+    "extra",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Another measurement named in [campaign] measurements.",
+)
+@click.option(
+    "--notes", default=None, help="Notes (say why the less invasive one won, on equal gains)."
+)
+@json_option
+@pass_ctx
+def candidate_record(
+    obj: _Ctx,
+    commit: str,
+    verdict: str,
+    reason: str | None,
+    speed: str | None,
+    accel_mem_gb: str | None,
+    peak_cpu_gb: str | None,
+    correctness: str | None,
+    extra: tuple[str, ...],
+    notes: str | None,
+    as_json: bool,
+) -> int:
+    """Record one candidate verdict with its four measurements; regenerates the views."""
+    from ledger.commands import campaign as command
+
+    measurements: dict[str, str | None] = {
+        "speed": speed,
+        "accel_mem_gb": accel_mem_gb,
+        "peak_cpu_gb": peak_cpu_gb,
+        "correctness": correctness,
+    }
+    for item in extra:
+        name, _, value = item.partition("=")
+        measurements[name] = value
+    return command.candidate_record(
+        obj.cwd,
+        commit=commit,
+        verdict=verdict,
+        reason=reason,
+        measurements=measurements,
+        notes=notes,
+        as_json=as_json,
+    )
+
+
+@cli.group()
+def benchmark() -> None:
+    """The campaign's measuring script."""
+
+
+@benchmark.command("adjust")
+@click.option("--reason", required=True, help="How the measuring script changed.")
+@json_option
+@pass_ctx
+def benchmark_adjust(obj: _Ctx, reason: str, as_json: bool) -> int:
+    """Invalidate every earlier number; finish then needs a fresh base and head."""
+    from ledger.commands import campaign as command
+
+    return command.benchmark_adjust(obj.cwd, reason, as_json)
+
+
+@cli.group()
+def mistake() -> None:
+    """The campaign's mistakes log."""
+
+
+@mistake.command("add")
+@click.argument("text")
+@click.option("--caught-by", required=True, help="What caught it.")
+@click.option("--should-have-caught", required=True, help="What should have caught it earlier.")
+@json_option
+@pass_ctx
+def mistake_add(
+    obj: _Ctx, text: str, caught_by: str, should_have_caught: str, as_json: bool
+) -> int:
+    """Add one mistake to the log."""
+    from ledger.commands import campaign as command
+
+    return command.mistake_add(obj.cwd, text, caught_by, should_have_caught, as_json)
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def finish(obj: _Ctx, as_json: bool) -> int:
+    """The campaign's loop condition: exit 0 only when nothing is outstanding (then disarm)."""
+    from ledger.commands import campaign as command
+
+    return command.finish(obj.cwd, as_json)
+
+
+@cli.command()
+@click.option(
+    "--branch", default=None, help="Name of the delivery branch (default campaign/deliver)."
+)
+@json_option
+@pass_ctx
+def deliver(obj: _Ctx, branch: str | None, as_json: bool) -> int:
+    """One clean branch from the base with only the promoted commits and the closed report."""
+    from ledger.commands import campaign as command
+
+    return command.deliver(obj.cwd, branch, as_json)
+
+
+# --- batches -------------------------------------------------------------------
+
+
+@cli.group()
+def weights() -> None:
+    """Batch weights: exactly one revision (or a copy) per closed batch."""
+
+
+@weights.command("init")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--frozen", multiple=True, help="A target that may never be revised (repeatable).")
+@json_option
+@pass_ctx
+def weights_init(obj: _Ctx, file: Path, frozen: tuple[str, ...], as_json: bool) -> int:
+    """Commit batch-0 from a {target: {key: value}} JSON file."""
+    from ledger.commands import batches as command
+
+    return command.weights_init(obj.cwd, file, frozen, as_json)
+
+
+@weights.command("revise")
+@click.option("--target", required=True)
+@click.option("--key", required=True)
+@click.option("--new", "new", required=True, help="The new value.")
+@click.option("--reason", required=True)
+@json_option
+@pass_ctx
+def weights_revise(obj: _Ctx, target: str, key: str, new: str, reason: str, as_json: bool) -> int:
+    """Revise exactly one weight of the closed batch; opens the next batch."""
+    from ledger.commands import batches as command
+
+    return command.weights_change(
+        obj.cwd, copy=False, target=target, key=key, new=new, reason=reason, as_json=as_json
+    )
+
+
+@weights.command("copy")
+@json_option
+@pass_ctx
+def weights_copy(obj: _Ctx, as_json: bool) -> int:
+    """Carry the closed batch forward byte-identical; opens the next batch."""
+    from ledger.commands import batches as command
+
+    return command.weights_change(
+        obj.cwd, copy=True, target=None, key=None, new=None, reason=None, as_json=as_json
+    )
+
+
+@cli.group()
+def gate() -> None:
+    """Gate arithmetic with thresholds from ledger.toml only (exit 0 pass, 1 fail)."""
+
+
+@gate.command("topic")
+@click.option("--fidelity-rate", type=float, required=True)
+@click.option("--mono", required=True, help="true|false")
+@click.option("--endpoint", required=True, help="true|false")
+@json_option
+@pass_ctx
+def gate_topic(obj: _Ctx, fidelity_rate: float, mono: str, endpoint: str, as_json: bool) -> int:
+    """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints."""
+    from ledger.commands import batches as command
+
+    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, as_json)
+
+
+@gate.command("batch")
+@click.option("--flags", required=True, help="One true/false per topic, comma-separated.")
+@click.option("--record", is_flag=True, help="Close the current batch with this result (a commit).")
+@json_option
+@pass_ctx
+def gate_batch(obj: _Ctx, flags: str, record: bool, as_json: bool) -> int:
+    """Batch gate: pass ratio >= batch_ratio_min AND passed topics >= hard_line."""
+    from ledger.commands import batches as command
+
+    return command.gate_batch(obj.cwd, flags, record, as_json)
+
+
+@gate.command("converged")
+@click.option(
+    "--recent", default=None, help="Ratios to judge (default: the recorded batch ratios)."
+)
+@json_option
+@pass_ctx
+def gate_converged(obj: _Ctx, recent: str | None, as_json: bool) -> int:
+    """Converged when the last converge_k batch ratios are all >= batch_ratio_min."""
+    from ledger.commands import batches as command
+
+    return command.gate_converged(obj.cwd, recent, as_json)
+
+
+@cli.group()
+def trace() -> None:
+    """Trace events (they ride along with the next batch commit)."""
+
+
+@trace.command("emit")
+@click.argument("event")
+@click.option("--field", "fields", multiple=True, metavar="K=V", help="A field (repeatable).")
+@json_option
+@pass_ctx
+def trace_emit(obj: _Ctx, event: str, fields: tuple[str, ...], as_json: bool) -> int:
+    """Append one trace event with the next sequence number."""
+    from ledger.commands import batches as command
+
+    return command.trace_emit(obj.cwd, event, fields, as_json)
+
+
+@cli.command()
+@json_option
+@pass_ctx
+def resume(obj: _Ctx, as_json: bool) -> int:
+    """Where the batches loop stands, rebuilt from disk alone."""
+    from ledger.commands import batches as command
+
+    return command.resume(obj.cwd, as_json)
+
+
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path | None) -> int:

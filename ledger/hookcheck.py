@@ -75,6 +75,32 @@ def version_of(rel: str, prefix: str) -> str | None:
     return None
 
 
+def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:
+    """The campaign's and the batches' generated views, and the frozen tolerance."""
+    preset = ctx.config.ledger.preset
+    if preset == "versions":
+        return []
+    from ledger import batches, campaign
+    from ledger.rules import tolerance_widened
+
+    index = ctx.store.index_snapshot()
+    found: list[Finding] = []
+    fix = "regenerate it with the git ledger verbs; do not edit generated views by hand"
+    if preset == "campaign":
+        camp = campaign.load(ctx.config, index, ctx.store)
+        found += [Finding("views-drift", line, fix) for line in campaign.view_drift(camp)]
+        widened = tolerance_widened(camp)
+        if widened is not None and "ledger.toml" in staged:
+            found.append(widened)
+    else:
+        b = batches.load(ctx.config, index)
+        if b.view is not None and b.view != batches.render_log(b):
+            found.append(
+                Finding("views-drift", f"{ctx.dir}/{batches.REVISION_LOG} is out of step", fix)
+            )
+    return found
+
+
 def body_drift(snap: Snapshot, state: LedgerState) -> list[str]:
     """Generated blocks inside concluded version entries that differ from their data."""
     found = []
@@ -98,9 +124,9 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
     prefix = ctx.config.ledger.id_prefix
     ledger_paths = [p for p in staged if p.startswith(base + "/")]
     code_paths = [p for p in staged if not p.startswith(base + "/")]
+    found: list[Finding] = preset_findings(ctx, staged)
     if not ledger_paths:
-        return []
-    found: list[Finding] = []
+        return found
     if code_paths:
         found.append(
             Finding(

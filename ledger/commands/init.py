@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ledger import output
+from ledger import batches, campaign, output
 from ledger.context import load_config, open_store, read_config_text
 from ledger.errors import BadInput, Refused
 from ledger.model.config import CONFIG_FILE, parse_config
@@ -64,6 +64,10 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
             config_name: snap.read(config_name) or config_text.encode(),
             f"{base}/{README}": apply_views(text, readme_views(empty)).encode(),
         }
+        if config.ledger.preset == "campaign":  # generated views exist, in step, from the start
+            writes.update(campaign.view_writes(campaign.load(config, snap)))
+        elif config.ledger.preset == "batches":
+            writes[f"{base}/{batches.REVISION_LOG}"] = b""
         if snap.read(f"{base}/{TEMPLATE}") is None:
             writes[f"{base}/{TEMPLATE}"] = read_resource("templates", "version.md").encode()
         return Transition(
