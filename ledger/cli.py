@@ -444,13 +444,26 @@ def matrix_new(
 
 @matrix.command("status")
 @click.argument("matrix_id")
+@click.option("--fetch", is_flag=True, help="Fetch every cell branch from the remote first.")
 @json_option
 @pass_ctx
-def matrix_status(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
+def matrix_status(obj: _Ctx, matrix_id: str, fetch: bool, as_json: bool) -> int:
     """Each cell against the shared baseline, with the many-comparisons-adjusted threshold."""
     from ledger.commands import matrix as command
 
-    return command.status(obj.cwd, matrix_id, as_json)
+    return command.status(obj.cwd, matrix_id, fetch, as_json)
+
+
+@matrix.command("join")
+@click.argument("matrix_id")
+@click.argument("cell")
+@json_option
+@pass_ctx
+def matrix_join(obj: _Ctx, matrix_id: str, cell: str, as_json: bool) -> int:
+    """Create a cell's worktree here from the remote's cell branch (run it on this machine)."""
+    from ledger.commands import matrix as command
+
+    return command.join(obj.cwd, matrix_id, cell, as_json)
 
 
 @matrix.command("conclude")
@@ -802,6 +815,29 @@ def hooks_run(obj: _Ctx, stage: str, args: tuple[str, ...]) -> int:
     from ledger.commands import hooks as command
 
     return command.run_stage(obj.cwd, stage, args)
+
+
+@cli.command()
+@click.argument("remote", required=False)
+@json_option
+@pass_ctx
+def sync(obj: _Ctx, remote: str | None, as_json: bool) -> int:
+    """Share the ledger through a git remote: fetch, merge (views regenerated), push."""
+    from ledger.commands import sync as command
+
+    return command.run(obj.cwd, remote, as_json)
+
+
+@cli.command("merge-driver", hidden=True)
+@click.argument("ancestor")
+@click.argument("ours")
+@click.argument("theirs")
+@click.argument("path")
+def merge_driver(ancestor: str, ours: str, theirs: str, path: str) -> int:
+    """git's merge driver for generated views (merge=ledger-views)."""
+    from ledger import mergeviews
+
+    return mergeviews.run(ancestor, ours, theirs, path)
 
 
 @cli.command()

@@ -296,6 +296,36 @@ class Store:
             tree_id = index.write_tree()
         return Snapshot(self.repo, None, _get(self.repo, tree_id, pygit2.Tree))
 
+    def merged_snapshot(self, theirs: str, ours: str | None = None) -> Snapshot:
+        """The tree a merge of ``theirs`` into ``ours`` (default HEAD) gives, in memory.
+
+        Conflicting paths take our side; callers use this for entry files, which
+        never conflict (one file per fact), and regenerate views from it.
+        """
+        repo = self.repo
+        ours_id = ours or self.resolve(None)
+        if ours_id is None:
+            raise LedgerError("cannot merge into an unborn branch")
+        base = repo.merge_base(ours_id, theirs)
+        ancestor = (
+            _get(repo, base, pygit2.Commit).tree
+            if base
+            else _get(repo, repo.TreeBuilder().write(), pygit2.Tree)
+        )
+        index = repo.merge_trees(
+            ancestor,
+            _get(repo, ours_id, pygit2.Commit).tree,
+            _get(repo, theirs, pygit2.Commit).tree,
+        )
+        conflicts = list(index.conflicts) if index.conflicts is not None else []
+        for _ancestor, our, their in conflicts:
+            entry = our or their
+            if entry is None:
+                continue
+            del index.conflicts[entry.path]
+            index.add(pygit2.IndexEntry(entry.path, entry.id, entry.mode))
+        return Snapshot(repo, None, _get(repo, index.write_tree(repo), pygit2.Tree))
+
     def commit_info(self, commit_id: str) -> CommitInfo:
         return _info(_get(self.repo, commit_id, pygit2.Commit))
 
@@ -493,7 +523,13 @@ class Store:
                     check_entry_path(path)
                 if check_worktree:
                     self._check_worktree(snap, transition.writes)
-                tree_id = self._build_tree(snap.tree, transition.writes)
+                try:
+                    tree_id = self._build_tree(snap.tree, transition.writes)
+                except (OSError, pygit2.GitError) as exc:
+                    # Nothing is referenced yet: loose objects at most, which gc collects.
+                    raise BadInput(
+                        f"cannot write git objects: {exc}", "free some disk space and retry"
+                    ) from None
                 if snap.tree is not None and tree_id == str(snap.tree.id):
                     raise Refused(f"nothing to record for {transition.step}: no file changes")
                 commit_id = str(

@@ -19,7 +19,12 @@ def test_init_makes_exactly_one_commit_with_init_trailer(bare_repo: Repo) -> Non
     assert bare_repo.git("rev-list", "--count", "HEAD").strip() == "1"
     assert bare_repo.trailers() == {"Ledger-Transition": "init", "Ledger-Step": "init"}
     files = bare_repo.git("ls-tree", "-r", "--name-only", "HEAD").split()
-    assert files == ["ledger.toml", "training_log/README.md", "training_log/_template.md"]
+    assert files == [
+        ".gitattributes",
+        "ledger.toml",
+        "training_log/README.md",
+        "training_log/_template.md",
+    ]
     assert bare_repo.git("status", "--porcelain") == ""
 
 

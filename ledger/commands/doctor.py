@@ -299,6 +299,29 @@ def check_hooks(store: Store, report: Report) -> None:
         report.problems.append(f"hooks missing: {', '.join(missing)}: git ledger hooks install")
 
 
+def check_driver(store: Store, fix: bool, report: Report) -> None:
+    """.gitattributes names the views driver; .git/config must define it, or merges line-merge views."""
+    from ledger.mergeviews import DRIVER, driver_command
+
+    workdir = store.workdir
+    if workdir is None:
+        return
+    attributes = workdir / ".gitattributes"
+    if not attributes.is_file() or f"merge={DRIVER}" not in attributes.read_text(errors="replace"):
+        return
+    if gitcli.config_get(workdir, f"merge.{DRIVER}.driver"):
+        return
+    if fix:
+        gitcli.run(["config", f"merge.{DRIVER}.name", "git-ledger generated views"], workdir)
+        gitcli.run(["config", f"merge.{DRIVER}.driver", driver_command()], workdir)
+        report.fixed.append(f"defined the {DRIVER} merge driver in .git/config")
+    else:
+        report.problems.append(
+            f".gitattributes names merge={DRIVER} but .git/config does not define it "
+            "(a fresh clone): git ledger doctor --fix"
+        )
+
+
 def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
     store = open_store(cwd)
     report = Report()
@@ -311,6 +334,7 @@ def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
             check_entries(store, loaded[0].dir, fix, report)
         check_runs(store, fix, stop_runs, report)
         check_config(store, fix, report)
+        check_driver(store, fix, report)
         check_hooks(store, report)
     if as_json:
         output.emit_json(

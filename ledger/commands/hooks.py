@@ -84,7 +84,17 @@ def install(cwd: Path, allow_hooks_path: bool, framework: bool) -> int:
         tmp.chmod(0o755)
         os.replace(tmp, path)
     output.say(f"installed git-ledger hooks ({', '.join(STAGES)}) in {target}")
+    _configure_driver(cwd)
     return 0
+
+
+def _configure_driver(cwd: Path) -> None:
+    """Define the views merge driver too, when this repository has a ledger."""
+    from ledger.commands.sync import configure_driver
+    from ledger.context import load_config, open_context
+
+    if load_config(open_store(cwd)) is not None:
+        configure_driver(open_context(cwd))
 
 
 def uninstall(cwd: Path, allow_hooks_path: bool) -> int:

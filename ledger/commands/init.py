@@ -8,6 +8,7 @@ from pathlib import Path
 from ledger import batches, campaign, output
 from ledger.context import load_config, open_store, read_config_text
 from ledger.errors import BadInput, Refused
+from ledger.mergeviews import attributes_text
 from ledger.model.config import CONFIG_FILE, parse_config
 from ledger.resources import read_resource, render
 from ledger.state import README, TEMPLATE, LedgerState
@@ -64,6 +65,10 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
             config_name: snap.read(config_name) or config_text.encode(),
             f"{base}/{README}": apply_views(text, readme_views(empty)).encode(),
         }
+        attributes = snap.read(".gitattributes")
+        writes[".gitattributes"] = attributes_text(
+            config, attributes.decode() if attributes is not None else ""
+        ).encode()
         if config.ledger.preset == "campaign":  # generated views exist, in step, from the start
             writes.update(campaign.view_writes(campaign.load(config, snap)))
         elif config.ledger.preset == "batches":
@@ -78,6 +83,10 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         )
 
     commit_id, transition = store.transact(build)
+    from ledger.commands.sync import configure_driver
+    from ledger.context import open_context
+
+    configure_driver(open_context(cwd))
     if as_json:
         output.emit_json(
             {

@@ -171,6 +171,7 @@ def new(
         target = worktree_path(ctx, mid, cell)
         gitcli.run(["worktree", "add", "-q", "-b", cell.branch, str(target), commit_id], workdir)
         made.append({"cell": f"{mid}.{cell.name}", "branch": cell.branch, "worktree": str(target)})
+    _publish(ctx, [cell.branch for cell in parsed])
     if as_json:
         output.emit_json({"id": mid, "commit": commit_id, "cells": made})
     else:
@@ -178,6 +179,28 @@ def new(
         for item in made:
             output.say(f"  {item['cell']}: {item['worktree']} (branch {item['branch']})")
     return 0
+
+
+def _publish(ctx: Context, branches: list[str]) -> None:
+    """Push the registration and the cell branches at once when a remote exists."""
+    from ledger.commands.sync import after_register, default_remote
+
+    after_register(ctx)
+    remote = default_remote(ctx)
+    if remote is None or ctx.config.sync.sync_on_register is False:
+        return
+    refs = [f"refs/heads/{b}:refs/heads/{b}" for b in branches]
+    proc = gitcli.run(
+        ["push", "--quiet", remote, *refs],
+        ctx.store.require_workdir(),
+        check=False,
+        clean_env=True,
+        timeout=120,
+    )
+    if proc.returncode != 0:
+        output.warn(
+            f"cell branches not pushed to {remote}; cells cannot be joined elsewhere until they are"
+        )
 
 
 def _exclude_worktrees(ctx: Context) -> None:
@@ -197,18 +220,16 @@ def _find(ctx: Context, mid: str) -> tuple[LedgerState, str, MatrixFront]:
     return state, found[0], found[1]
 
 
-def comparison(ctx: Context, state: LedgerState, matrix: MatrixFront) -> dict[str, dict[str, Any]]:
+def comparison(
+    ctx: Context, state: LedgerState, matrix: MatrixFront, remote: str | None = None
+) -> dict[str, dict[str, Any]]:
     """Per cell: its evidence against the shared baseline, read from the cell's branch."""
     table: dict[str, dict[str, Any]] = {}
     zs: dict[str, float] = {}
     for cell in matrix.cells:
         cid = f"{matrix.id}.{cell.name}"
-        ref = ctx.store.repo.references.get(f"refs/heads/{cell.branch}")
-        archived = ctx.store.repo.references.get(f"refs/ledger/archive/{cell.branch}")
-        tip = ref or archived
-        cell_state = (
-            load_state(ctx.store, ctx.config, ctx.store.snapshot(str(tip.target))) if tip else state
-        )
+        tip = cell_tip(ctx, cell.branch, remote)
+        cell_state = load_state(ctx.store, ctx.config, ctx.store.snapshot(tip)) if tip else state
         base_id = matrix.baselines.get(cell.gate)
         base = cell_state.version(base_id) if base_id else None
         stat = compare(cell_state, cid, cell.gate, base)
@@ -257,10 +278,85 @@ def _rule_text(ctx: Context, m: int) -> str:
     )
 
 
-def status(cwd: Path, mid: str, as_json: bool) -> int:
+def _fetch_cells(ctx: Context, matrix: MatrixFront) -> str:
+    """Fetch every cell branch from the remote into refs/remotes/<remote>/..."""
+    from ledger.commands.sync import default_remote
+
+    remote = default_remote(ctx)
+    if remote is None:
+        raise BadInput("no remote to fetch cells from", "git remote add origin URL")
+    specs = [f"+refs/heads/{c.branch}:refs/remotes/{remote}/{c.branch}" for c in matrix.cells]
+    for spec in specs:  # one by one: a cell that was never pushed must not fail the rest
+        gitcli.run(
+            ["fetch", "--quiet", remote, spec],
+            ctx.store.require_workdir(),
+            check=False,
+            clean_env=True,
+        )
+    return remote
+
+
+def cell_tip(ctx: Context, branch: str, remote: str | None) -> str | None:
+    """The newest of the local cell branch and its remote-tracking copy."""
+    local = ctx.store.repo.references.get(f"refs/heads/{branch}")
+    tracking = ctx.store.repo.references.get(f"refs/remotes/{remote}/{branch}") if remote else None
+    archived = ctx.store.repo.references.get(f"refs/ledger/archive/{branch}")
+    tips = [str(r.target) for r in (local, tracking) if r is not None]
+    if not tips:
+        return str(archived.target) if archived is not None else None
+    if len(tips) == 2 and ctx.store.is_ancestor(tips[0], tips[1]):
+        return tips[1]
+    return tips[0]
+
+
+def join(cwd: Path, mid: str, cell_name: str, as_json: bool) -> int:
+    """Create a cell's worktree on this machine from the remote's cell branch."""
+    ctx = open_context(cwd)
+    _, _, matrix = _find(ctx, mid)
+    cell = matrix.cell(cell_name)
+    if cell is None:
+        raise BadInput(f"matrix {mid} has no cell {cell_name!r}")
+    remote = _fetch_cells(ctx, matrix)
+    target = worktree_path(ctx, mid, cell)
+    if target.exists():
+        raise Refused(f"{target} already exists", "work in it, or git ledger matrix clean first")
+    workdir = ctx.store.require_workdir()
+    _exclude_worktrees(ctx)
+    tracking = f"refs/remotes/{remote}/{cell.branch}"
+    if ctx.store.repo.references.get(f"refs/heads/{cell.branch}") is not None:
+        gitcli.run(["worktree", "add", "-q", str(target), cell.branch], workdir)
+    elif ctx.store.repo.references.get(tracking) is not None:
+        gitcli.run(
+            [
+                "worktree",
+                "add",
+                "-q",
+                "--track",
+                "-b",
+                cell.branch,
+                str(target),
+                f"{remote}/{cell.branch}",
+            ],
+            workdir,
+        )
+    else:
+        raise BadInput(
+            f"the remote has no branch {cell.branch}", "push it from the machine that made it"
+        )
+    if as_json:
+        output.emit_json(
+            {"cell": f"{mid}.{cell.name}", "worktree": str(target), "branch": cell.branch}
+        )
+    else:
+        output.say(f"joined {mid}.{cell.name}: {target} (branch {cell.branch})")
+    return 0
+
+
+def status(cwd: Path, mid: str, fetch: bool, as_json: bool) -> int:
     ctx = open_context(cwd)
     state, _, matrix = _find(ctx, mid)
-    table = comparison(ctx, state, matrix)
+    remote = _fetch_cells(ctx, matrix) if fetch else None
+    table = comparison(ctx, state, matrix, remote)
     rule = _rule_text(ctx, len(matrix.cells))
     if as_json:
         output.emit_json(

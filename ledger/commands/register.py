@@ -119,6 +119,10 @@ def run(
     as_json: bool,
 ) -> int:
     ctx = open_context(cwd)
+    # Bad input is reported before any rule is consulted (exit 2 before exit 1).
+    for given in (requested, parent):
+        if given is not None:
+            parse_version(given, ctx.config.ledger.id_prefix)
     ctx.require_committed_config()
     bet = check_bet(bet)
     if not falsifier.strip() or "\n" in falsifier.strip():

@@ -1,9 +1,33 @@
-"""``git ledger sync``: share the ledger through an ordinary git remote."""
+"""``git ledger sync [REMOTE]``: share the ledger through an ordinary git remote.
+
+Everything that talks to the remote goes through the git program, so
+credential helpers, ssh config and ``--atomic`` work as the user set them up.
+One round: fetch; if the remote moved, rename any version id both sides
+registered (the unpublished one becomes the next free sibling, with a note),
+merge (the ``ledger-views`` driver regenerates generated views from the merged
+entries), verify every entry parses and every view matches, then push with
+``--force-with-lease=<ref>:<sha>`` on the sha we merged. A rejected push means
+another machine won the race: fetch and try again, with bounded, jittered
+backoff.
+"""
 
 from __future__ import annotations
 
+import random
+import time
+from dataclasses import replace as dc_replace
+from pathlib import Path
+
 from ledger import gitcli, output
-from ledger.context import Context
+from ledger.context import Context, open_context
+from ledger.errors import BadInput, LedgerError, Refused
+from ledger.mergeviews import DRIVER, driver_command, regenerate, view_paths
+from ledger.model.documents import decode_text, parse_document
+from ledger.model.entries import VersionFront
+from ledger.model.ids import next_sibling, parse_version
+from ledger.state import Version
+from ledger.store import Snapshot, Transition
+from ledger.views import drift, readme_path, readme_views
 
 
 def default_remote(ctx: Context) -> str | None:
@@ -14,6 +38,13 @@ def default_remote(ctx: Context) -> str | None:
     if configured:
         return configured if configured in names else None
     return "origin" if "origin" in names else (names[0] if len(names) == 1 else None)
+
+
+def configure_driver(ctx: Context) -> None:
+    """Define the merge driver in .git/config (idempotent)."""
+    workdir = ctx.store.require_workdir()
+    gitcli.run(["config", f"merge.{DRIVER}.name", "git-ledger generated views"], workdir)
+    gitcli.run(["config", f"merge.{DRIVER}.driver", driver_command()], workdir)
 
 
 def after_register(ctx: Context) -> None:
@@ -36,8 +67,234 @@ def after_register(ctx: Context) -> None:
         timeout=120,
     )
     if proc.returncode != 0:
+        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else str(proc.returncode)
         output.warn(
-            f"registration committed locally but not pushed to {remote} "
-            f"({proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}); "
+            f"registration committed locally but not pushed to {remote} ({last}); "
             "run 'git ledger sync' to share it"
         )
+
+
+def _remote_sha(ctx: Context, remote: str, branch: str) -> str | None:
+    proc = gitcli.run(
+        ["rev-parse", "-q", "--verify", f"refs/remotes/{remote}/{branch}^{{commit}}"],
+        ctx.store.require_workdir(),
+        check=False,
+    )
+    return proc.stdout.strip() or None
+
+
+def rename_collisions(ctx: Context, theirs: str) -> list[str]:
+    """Versions registered here and, with different content, on the remote: rename ours.
+
+    Ours is the one not yet published, so it is the later registration as far
+    as the remote (the only external witness) is concerned.
+    """
+    store = ctx.store
+    ours = store.resolve(None)
+    if ours is None:
+        return []
+    base = store.repo.merge_base(ours, theirs)
+    base_snap = store.snapshot(str(base)) if base else None
+    mine, other = ctx.state(store.snapshot(ours)), ctx.state(store.snapshot(theirs))
+    base_ids = {v.id for v in ctx.state(base_snap).versions} if base_snap else set()
+    clashes = [
+        v
+        for v in mine.versions
+        if v.id not in base_ids
+        and other.version(v.id) is not None
+        and not v.front.matrix
+        and store.snapshot(ours).blob_id(v.path) != store.snapshot(theirs).blob_id(v.path)
+    ]
+    notes = []
+    for version in clashes:
+        taken = {v.id for v in mine.versions} | {v.id for v in other.versions}
+        new_id = str(next_sibling(taken, parse_version(version.id, ctx.config.ledger.id_prefix)))
+
+        def build(snap: Snapshot, old: str = version.id, new: str = new_id) -> Transition:
+            base_dir = ctx.dir
+            writes: dict[str, bytes | None] = {}
+            path = f"{base_dir}/{old}.md"
+            doc = parse_document(decode_text(snap.read(path) or b"", path), path)
+            front = {**doc.front, "id": new}
+            note = (
+                f"\n> Renamed from {old} by `git ledger sync`: {old} was registered concurrently "
+                "on another machine and reached the remote first. Code commits made before the "
+                f"rename still carry `Ledger-Step: {old}`.\n"
+            )
+            writes[path] = None
+            writes[f"{base_dir}/{new}.md"] = (
+                doc.replace(front=front, body=doc.body + note).render().encode()
+            )
+            for file, blob in snap.files(f"{base_dir}/results/{old}").items():
+                writes[file] = None
+                target = f"{base_dir}/results/{new}/" + file[len(f"{base_dir}/results/{old}/") :]
+                data = snap.read_blob(blob).replace(
+                    f'"version": "{old}"'.encode(), f'"version": "{new}"'.encode()
+                )
+                writes[target] = data
+            state = ctx.state(snap)
+            renamed = [v for v in state.versions if v.id != old]
+
+            moved = state.version(old)
+            if moved is not None:
+                renamed.append(
+                    Version(
+                        VersionFront.model_validate({**moved.front.model_dump(), "id": new}),
+                        f"{base_dir}/{new}.md",
+                        moved.hypothesis,
+                    )
+                )
+            after = dc_replace(
+                state, versions=sorted(renamed, key=lambda v: state.version_key(v.id))
+            )
+            writes.update(ctx.readme_update(snap, after))
+            return Transition(
+                kind="rename",
+                step=new,
+                subject=f"docs(ledger): rename {old} to {new} (id taken on the remote)",
+                body=note.strip("\n> "),
+                writes=writes,
+            )
+
+        ctx.store.transact(build)
+        notes.append(f"{version.id} was also registered on the remote: renamed ours to {new_id}")
+    return notes
+
+
+def verify(ctx: Context) -> list[str]:
+    """After a merge: every entry parses and every view matches its entries."""
+    snap = ctx.store.snapshot()
+    state = ctx.state(snap)
+    found = [f"{p}: {e}" for p, e in state.problems]
+    readme = snap.read(readme_path(state))
+    found += drift(
+        decode_text(readme, "README") if readme is not None else None,
+        readme_views(state),
+        readme_path(state),
+    )
+    workdir = ctx.store.require_workdir()
+    for path in view_paths(ctx.config):
+        if (workdir / path).is_file() and "<<<<<<<" in (workdir / path).read_text(errors="replace"):
+            found.append(f"{path}: conflict markers")
+    return found
+
+
+def _regenerate_views(ctx: Context) -> str | None:
+    """Commit regenerated views if the merged tree's views are stale (a safety net)."""
+
+    def build(snap: Snapshot) -> Transition:
+        writes: dict[str, bytes | None] = {}
+        for path in view_paths(ctx.config):
+            current = snap.read(path) or b""
+            fresh = regenerate(ctx.config, snap, path, current, ctx.store)
+            if fresh != current:
+                writes[path] = fresh
+        if not writes:
+            raise Refused("views already match")
+        return Transition(
+            kind="views",
+            step="views",
+            subject="docs(ledger): regenerate views after merge",
+            writes=writes,
+        )
+
+    try:
+        commit_id, _ = ctx.store.transact(build)
+    except Refused:
+        return None
+    return commit_id
+
+
+def run(cwd: Path, remote: str | None, as_json: bool) -> int:
+    ctx = open_context(cwd)
+    workdir = ctx.store.require_workdir()
+    remote = remote or default_remote(ctx)
+    if remote is None:
+        raise BadInput(
+            "no remote to sync with", "git remote add origin URL, or git ledger sync REMOTE"
+        )
+    if remote not in gitcli.remotes(workdir):
+        raise BadInput(f"no remote named {remote!r}", "see 'git remote -v'")
+    branch = ctx.store.branch().removeprefix("refs/heads/")
+    configure_driver(ctx)
+    notes: list[str] = []
+    rounds = 0
+    for rounds in range(1, ctx.config.sync.max_rounds + 1):
+        fetch = gitcli.run(
+            ["fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}"],
+            workdir,
+            check=False,
+            clean_env=True,
+            timeout=300,
+        )
+        theirs = _remote_sha(ctx, remote, branch) if fetch.returncode == 0 else None
+        if fetch.returncode != 0 and "couldn't find remote ref" not in fetch.stderr:
+            raise LedgerError(
+                f"git fetch {remote} failed: {fetch.stderr.strip().splitlines()[-1:]}"
+            )
+        ours = ctx.store.resolve(None)
+        if theirs and ours and not ctx.store.is_ancestor(theirs, ours):
+            if ctx.store.is_ancestor(ours, theirs):
+                gitcli.run(["merge", "--quiet", "--ff-only", theirs], workdir, clean_env=True)
+            else:
+                notes += rename_collisions(ctx, theirs)
+                merged = gitcli.run(
+                    [
+                        "merge",
+                        "--no-edit",
+                        "--quiet",
+                        "-m",
+                        f"chore(ledger): sync with {remote}/{branch}",
+                        theirs,
+                    ],
+                    workdir,
+                    check=False,
+                    clean_env=True,
+                )
+                if merged.returncode != 0:
+                    gitcli.run(["merge", "--abort"], workdir, check=False)
+                    raise Refused(
+                        f"merging {remote}/{branch} left conflicts outside generated views",
+                        f"merge by hand: git merge {remote}/{branch}",
+                    )
+            problems = verify(ctx)
+            if problems and _regenerate_views(ctx):
+                problems = verify(ctx)
+            if problems:
+                raise Refused("after the merge: " + "; ".join(problems[:3]), "git ledger status")
+        lease = f"--force-with-lease=refs/heads/{branch}:{theirs or ''}"
+        push = gitcli.run(
+            ["push", "--atomic", "--quiet", lease, remote, f"HEAD:refs/heads/{branch}"],
+            workdir,
+            check=False,
+            clean_env=True,
+            timeout=300,
+        )
+        if push.returncode == 0:
+            break
+        if (
+            "stale info" not in push.stderr
+            and "rejected" not in push.stderr
+            and "fetch first" not in push.stderr
+        ):
+            raise LedgerError(f"git push {remote} failed: {push.stderr.strip().splitlines()[-1:]}")
+        time.sleep(min(2.0, 0.05 * 2**rounds) * random.uniform(0.5, 1.5))  # noqa: S311 - jitter, not crypto
+    else:
+        raise Refused(
+            f"the remote kept moving: gave up after {rounds} rounds", "run 'git ledger sync' again"
+        )
+    if as_json:
+        output.emit_json(
+            {
+                "remote": remote,
+                "branch": branch,
+                "rounds": rounds,
+                "notes": notes,
+                "head": ctx.store.resolve(None),
+            }
+        )
+    else:
+        for note in notes:
+            output.say(f"note: {note}")
+        output.say(f"synced {branch} with {remote} in {rounds} round(s)")
+    return 0

@@ -1,0 +1,262 @@
+"""The fault suite: many writers, crashes at every injection point, a full disk, bad input.
+
+Each suite prints its figures (attempted/recorded/lost, trials/recovered,
+inputs tried/cleanly refused). LEDGER_SOAK=1 runs longer variants.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo, fingerprint, git, ledger, register
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = Path(__file__).resolve().parent / "corpus"
+SOAK = os.environ.get("LEDGER_SOAK") == "1"
+POINTS = ("after-objects", "after-ref", "during-index")
+
+
+def test_eight_worktrees_writing_in_parallel_lose_nothing(repo: Repo, tmp_path: Path) -> None:
+    workers, each = 8, (1000 if SOAK else 200)
+    trees = []
+    for i in range(workers):
+        path = tmp_path / f"wt{i}"
+        repo.git("worktree", "add", "-q", "-b", f"w{i}", str(path))
+        trees.append(path)
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.writer", str(t), str(each), f"w{i}"], cwd=ROOT
+        )
+        for i, t in enumerate(trees)
+    ]
+    assert [p.wait(timeout=900) for p in procs] == [0] * workers
+    seconds = time.perf_counter() - started
+    recorded = 0
+    for i in range(workers):
+        steps = repo.git("log", f"w{i}", "--format=%(trailers:key=Ledger-Step,valueonly)").split()
+        mine = [s for s in steps if s.startswith(f"w{i}-")]
+        assert len(mine) == each and len(set(mine)) == each
+        recorded += len(mine)
+    locks = [p for p in (repo.path / ".git").rglob("*.lock") if p.name != "write.lock"]
+    print(
+        f"concurrency: transitions attempted {workers * each}, recorded {recorded}, "
+        f"lost {workers * each - recorded}, {recorded / seconds:.0f}/s"
+    )
+    assert recorded == workers * each and locks == []
+    repo.git("fsck", "--strict")
+    for t in trees:
+        assert git(t, "status", "--porcelain") == ""
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        assert proc.poll() is None, "the writer exited before reaching the fault point"
+        assert time.monotonic() < deadline, "the fault point was never reached"
+        time.sleep(0.01)
+
+
+def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
+    repo: Repo, tmp_path: Path
+) -> None:
+    from ledger.commands import doctor
+
+    trials = 300 if SOAK else 100
+    recovered = 0
+    outcomes = {"old": 0, "new": 0}
+    for trial in range(trials):
+        point = POINTS[trial % len(POINTS)]
+        before = repo.head()
+        signal_file = tmp_path / f"reached-{trial}"
+        env = {**os.environ, "LEDGER_FAULT_PAUSE": point, "LEDGER_FAULT_SIGNAL": str(signal_file)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.writer", str(repo.path), "1", f"t{trial}"],
+            cwd=ROOT,
+            env=env,
+        )
+        _wait_for(signal_file, proc)
+        proc.kill()
+        proc.wait()
+        after = repo.head()
+        if after == before:
+            outcomes["old"] += 1
+        else:
+            assert repo.git("rev-parse", f"{after}^").strip() == before, "never half a transition"
+            assert repo.git("log", "-1", "--format=%s", after).strip() == f"note t{trial} 0"
+            outcomes["new"] += 1
+        assert doctor.run(repo.path, fix=True, stop_runs=False, as_json=True) in (0, 1)
+        clean = repo.git("status", "--porcelain") == ""
+        journal = not (repo.path / ".git/ledger-pending.json").exists()
+        on_disk = (repo.path / f"training_log/notes/t{trial}-0000.json").exists()
+        if clean and journal and on_disk == (after != before):
+            recovered += 1
+    print(
+        f"crash safety: trials {trials}, recovered {recovered}, old {outcomes['old']}, new {outcomes['new']}"
+    )
+    assert recovered == trials
+    repo.git("fsck", "--strict")
+
+
+def test_disk_full_while_writing_objects_is_a_clear_error(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger.errors import BadInput
+    from ledger.store import Snapshot, Store, Transition
+
+    store = Store(repo.path)
+
+    def full(*_args: object, **_kwargs: object) -> str:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Store, "_build_tree", full)
+    before = fingerprint(repo.path)
+    with pytest.raises(BadInput, match="No space left on device"):
+        store.transact(
+            lambda snap: Transition("note", "n", "note", {"training_log/x.json": b"{}\n"})
+        )
+    assert fingerprint(repo.path) == before
+    del Snapshot
+
+
+def test_disk_full_while_writing_the_work_tree_leaves_no_half_file(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ledger import store as store_module
+    from ledger.commands import doctor
+    from ledger.errors import BadInput
+
+    target = repo.path / "training_log/README.md"
+    old = target.read_bytes()
+
+    def full(_fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store_module.os, "fsync", full)
+    store = store_module.Store(repo.path)
+    with pytest.raises(BadInput, match="No space left on device"):
+        store.transact(
+            lambda snap: store_module.Transition(
+                "note", "n", "note", {"training_log/README.md": old + b"\nmore\n"}
+            )
+        )
+    assert target.read_bytes() == old, "the file is old or new, never half"
+    assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+    monkeypatch.undo()
+    assert doctor.run(repo.path, fix=True, stop_runs=False, as_json=True) in (0, 1)
+    assert target.read_bytes() == old + b"\nmore\n"
+    assert repo.git("status", "--porcelain") == ""
+
+
+def _refused(cwd: Path, repo: Repo, *args: str) -> None:
+    before = fingerprint(repo.path)
+    result = ledger(cwd, *args)
+    assert result.code == 2, (args, result.code, result.err, result.out)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("git-ledger: error: "), result.err
+    assert "Traceback" not in result.err
+    after = fingerprint(repo.path)
+    assert after == before, {
+        k: (before.get(k), after.get(k))
+        for k in set(before) | set(after)
+        if before.get(k) != after.get(k)
+    }
+
+
+def test_bad_input_corpus_is_refused_cleanly(repo: Repo, tmp_path: Path) -> None:
+    toml = repo.path / "ledger.toml"
+    toml.write_text(
+        toml.read_text().replace('score = "$.score"', 'score = "$.score"\nloss = "$.loss"')
+    )
+    repo.commit_all("chore: map loss too", "--no-verify")
+    register(repo, "V1")
+    tried = 0
+    for path in sorted((CORPUS / "results").iterdir()):
+        _refused(repo.path, repo, "record", "V1", "--gate", "recent", "--seed", "1", str(path))
+        tried += 1
+    huge = tmp_path / "huge.json"
+    huge.write_text('{"score": 1.0, "pad": "' + "x" * (2 << 20) + '"}')
+    _refused(repo.path, repo, "record", "V1", "--gate", "recent", "--seed", "1", str(huge))
+    tried += 1
+    good = tmp_path / "good.json"
+    good.write_text('{"score": 1.0, "loss": 0.1}')
+    for path in sorted((CORPUS / "ids").iterdir()):
+        vid = path.read_text(encoding="utf-8")
+        _refused(
+            repo.path,
+            repo,
+            "register",
+            vid,
+            "--bet",
+            "b",
+            "--gate",
+            "recent",
+            "--files",
+            "x.py",
+            "--falsifier",
+            "f",
+        )
+        tried += 1
+    for bad in ("--seed=../x", "--seed=1;rm"):
+        _refused(repo.path, repo, "record", "V1", "--gate", "recent", bad, str(good))
+        tried += 1
+    # An entry replaced by a directory, and by a symlink.
+    (repo.path / "training_log/results/V1/recent/seed-1.json").mkdir(parents=True)
+    _refused(repo.path, repo, "record", "V1", "--gate", "recent", "--seed", "1", str(good))
+    shutil.rmtree(repo.path / "training_log/results")
+    (repo.path / "training_log/V2.md").symlink_to("/etc/passwd")
+    repo.git("commit", "-q", "--allow-empty", "-m", "chore: nothing")
+    repo.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "x")
+    _refused(
+        repo.path,
+        repo,
+        "register",
+        "V2",
+        "--bet",
+        "b",
+        "--gate",
+        "recent",
+        "--files",
+        "x.py",
+        "--falsifier",
+        "f",
+    )
+    (repo.path / "training_log/V2.md").unlink()
+    tried += 2
+    for path in sorted((CORPUS / "entries").iterdir()):
+        shutil.copy(path, repo.path / "training_log/REFLECTION_V1.md")
+        _refused(repo.path, repo, "reflect", "V1", "--commit")
+        tried += 1
+    (repo.path / "training_log/REFLECTION_V1.md").unlink()
+    original = (repo.path / "ledger.toml").read_bytes()
+    for path in sorted((CORPUS / "configs").iterdir()):
+        shutil.copy(path, repo.path / "ledger.toml")
+        _refused(repo.path, repo, "status")
+        tried += 1
+    (repo.path / "ledger.toml").write_bytes(original)
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    _refused(outside, repo, "status")
+    tried += 1
+    print(f"bad input: inputs tried {tried}, cleanly refused {tried}")
+    assert tried >= 40
+
+
+def test_commands_run_as_argv_never_through_a_shell(repo: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    toml = repo.path / "ledger.toml"
+    toml.write_text(
+        toml.read_text() + f'\n[run]\ncommand = ["echo", "{{seed}}; touch {marker}", "{{out}}"]\n'
+    )
+    repo.commit_all("chore: command", "--no-verify")
+    register(repo, "V1")
+    repo.run("run", "V1", "--gate", "recent", "--seeds", "1")
+    assert not marker.exists()
