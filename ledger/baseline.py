@@ -247,6 +247,8 @@ def baseline_rows(state: LedgerState) -> list[BaselineRow]:
         best_sample = stats.sample(values)
         latest = None
         for version in reversed(state.versions):
+            if version.front.matrix and version.verdict != "confirmed":
+                continue  # a matrix cell that did not win was never adopted
             if version.concluded and _values(state.results_for(version.id, gate), cfg.metric):
                 latest = version
                 break

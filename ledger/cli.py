@@ -818,6 +818,36 @@ def hooks_run(obj: _Ctx, stage: str, args: tuple[str, ...]) -> int:
 
 
 @cli.command()
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md")
+@click.option(
+    "--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write here."
+)
+@click.option("--since", default=None, help="Only versions from this one on.")
+@pass_ctx
+def report(obj: _Ctx, fmt: str, out: Path | None, since: str | None) -> int:
+    """A PR-ready report: markdown comment, self-contained HTML with plots, or JSON."""
+    from ledger.commands import report as command
+
+    return command.run(obj.cwd, fmt, out, since)
+
+
+@cli.command()
+@click.option("--gate", required=True)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A .png or .svg file (default: <gate>.svg).",
+)
+@pass_ctx
+def plot(obj: _Ctx, gate: str, out: Path | None) -> int:
+    """One gate's trajectory: verdicts, standing baseline, noise band."""
+    from ledger.commands import report as command
+
+    return command.plot(obj.cwd, gate, out)
+
+
+@cli.command()
 @click.argument("remote", required=False)
 @json_option
 @pass_ctx

@@ -1,0 +1,285 @@
+"""The report's data (one gathering for md, json and html) and its markdown.
+
+Markdown is a compact pull-request comment: stable for the same ledger (no
+clock in it), with a watermark line so a bot re-running ``git ledger report``
+updates the same comment instead of adding another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+from typing import Any
+
+from ledger import __version__, rules
+from ledger.baseline import baseline_rows
+from ledger.context import Context
+from ledger.model.ids import VersionId
+from ledger.render.markdown import fmt, signed
+from ledger.state import LedgerState
+
+WATERMARK = "<!-- git-ledger:report -->"
+
+
+def _cell(text: object) -> str:
+    return str("" if text is None else text).replace("|", "\\|").replace("\n", " ")
+
+
+def gather(ctx: Context, since: str | None) -> dict[str, Any]:
+    state = ctx.state()
+    limit = state.version_key(since) if since else None
+    if since and state.version(since) is None:
+        from ledger.errors import BadInput
+
+        raise BadInput(f"--since {since}: no such version", "see 'git ledger status'")
+    in_range = [v for v in state.versions if limit is None or state.version_key(v.id) >= limit]
+    versions = []
+    for v in in_range:
+        c = v.front.conclusion
+        target = c.gates[0] if c and c.gates else None
+        versions.append(
+            {
+                "id": v.id,
+                "bet": v.front.bet,
+                "gate": v.front.gate,
+                "matrix": v.front.matrix,
+                "verdict": v.verdict or "open",
+                "override": c.override if c else None,
+                "n": target.n if target else None,
+                "mean": target.mean if target else None,
+                "delta": target.delta if target else None,
+                "threshold": target.threshold if target else None,
+                "se": target.se if target else None,
+                "outcome": target.outcome if target else None,
+                "baseline_version": target.baseline_version if target else None,
+            }
+        )
+    before = _before(state, limit)
+    old_best = {r.gate: r.version for r in baseline_rows(before)} if before is not None else {}
+    baseline = []
+    for row in baseline_rows(state):
+        data = asdict(row)
+        data["change"] = (
+            ""
+            if old_best.get(row.gate) == row.version
+            else (f"new best (was {old_best[row.gate]})" if row.gate in old_best else "established")
+        )
+        baseline.append(data)
+    report: dict[str, Any] = {
+        "schema": 1,
+        "generator": f"git-ledger {__version__}",
+        "commit": state.commit_id,
+        "dir": ctx.dir,
+        "preset": ctx.config.ledger.preset,
+        "since": since,
+        "versions": versions,
+        "baseline": baseline,
+        "triggers": [{"rule": f.rule, "message": f.message} for f in rules.triggers(state)],
+        "overrides": [{"id": v["id"], "reason": v["override"]} for v in versions if v["override"]],
+        "reflections": [
+            {"id": r.front.id, "after": r.front.after, "complete": r.complete}
+            for r in state.reflections
+        ],
+        "phase": state.phase.model_dump(mode="json") if state.phase else None,
+        "matrices": [
+            {
+                "id": m.id,
+                "winner": m.winner,
+                "concluded": m.concluded,
+                "cells": {n: s.model_dump(mode="json") for n, s in m.comparison.items()},
+            }
+            for _, m in state.matrices
+        ],
+        "series": _series(state),
+    }
+    if ctx.config.ledger.preset == "campaign":
+        from ledger import campaign
+
+        camp = campaign.load(ctx.config, ctx.store.snapshot())
+        report["candidates"] = [
+            {
+                "seq": c.seq,
+                "commit": c.commit,
+                "epoch": c.epoch,
+                "verdict": c.verdict,
+                "reason": c.reason,
+                "measurements": c.measurements,
+                "invalidated": c.epoch < camp.epoch,
+            }
+            for c in camp.candidates
+        ]
+    if ctx.config.ledger.preset == "batches":
+        from ledger import batches
+
+        b = batches.load(ctx.config, ctx.store.snapshot())
+        report["batches"] = {
+            "ratios": b.ratios(),
+            "bar": batches.table(ctx.config).batch_ratio_min,
+            "converged": batches.converged(batches.table(ctx.config), b.ratios())["pass"],
+        }
+    return report
+
+
+def _before(state: LedgerState, limit: VersionId | None) -> LedgerState | None:
+    if limit is None:
+        return None
+    return replace(state, versions=[v for v in state.versions if state.version_key(v.id) < limit])
+
+
+def _series(state: LedgerState) -> dict[str, list[dict[str, Any]]]:
+    """Per gate, per concluded or measured version: mean, spread, verdict (for the plots)."""
+    from ledger import stats
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for gate, cfg in sorted(state.config.gates.items()):
+        points = []
+        for v in state.versions:
+            values = [
+                r.data.metrics[cfg.metric]
+                for r in state.results_for(v.id, gate)
+                if cfg.metric in r.data.metrics
+            ]
+            if not values:
+                continue
+            s = stats.sample(values)
+            points.append(
+                {
+                    "id": v.id,
+                    "mean": s.mean,
+                    "sd": s.sd,
+                    "n": s.n,
+                    "verdict": v.verdict or "open",
+                    "override": bool(v.front.conclusion and v.front.conclusion.override),
+                    "matrix": v.front.matrix,
+                }
+            )
+        out[gate] = points
+    return out
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(data: dict[str, Any]) -> str:
+    span = f" since {data['since']}" if data["since"] else ""
+    parts = [WATERMARK, f"## git-ledger report{span} ({data['dir']}/, {data['preset']})", ""]
+    if data["versions"]:
+        parts += [
+            "### Versions",
+            "",
+            table(
+                ["version", "bet", "gate", "verdict", "n", "Δ", "threshold", "outcome"],
+                [
+                    [
+                        v["id"],
+                        v["bet"],
+                        v["gate"],
+                        v["verdict"] + (" (override)" if v["override"] else ""),
+                        v["n"] if v["n"] is not None else "—",
+                        signed(v["delta"]),
+                        fmt(v["threshold"]),
+                        v["outcome"] or "—",
+                    ]
+                    for v in data["versions"]
+                ],
+            ),
+        ]
+    if data["baseline"]:
+        parts += [
+            "### Standing baseline",
+            "",
+            table(
+                ["gate", "metric", "best", "mean", "n", "σ", "latest", "status", "change"],
+                [
+                    [
+                        b["gate"],
+                        f"{b['metric']} ({b['direction']})",
+                        b["version"],
+                        fmt(b["mean"]),
+                        b["n"],
+                        fmt(b["sigma"]),
+                        b["latest_version"] or "—",
+                        b["status"],
+                        b["change"] or "—",
+                    ]
+                    for b in data["baseline"]
+                ],
+            ),
+        ]
+    if data["triggers"]:
+        parts += (
+            ["### Triggers firing", ""]
+            + [f"- **{t['rule']}**: {t['message']}" for t in data["triggers"]]
+            + [""]
+        )
+    if data["overrides"]:
+        parts += (
+            ["### Overrides used", ""]
+            + [
+                f"- **{o['id']}**: concluded against the statistics: {o['reason']}"
+                for o in data["overrides"]
+            ]
+            + [""]
+        )
+    for m in data["matrices"]:
+        if m["cells"]:
+            parts += [
+                f"### Matrix {m['id']} (winner: {m['winner'] or 'none'})",
+                "",
+                table(
+                    ["cell", "n", "mean", "Δ", "SE", "outcome"],
+                    [
+                        [
+                            f"{m['id']}.{name}",
+                            s["n"],
+                            fmt(s["mean"]),
+                            signed(s.get("delta")),
+                            fmt(s.get("se")),
+                            s["outcome"],
+                        ]
+                        for name, s in sorted(m["cells"].items())
+                    ],
+                ),
+            ]
+    if data.get("candidates"):
+        names = sorted({k for c in data["candidates"] for k in c["measurements"]})
+        parts += [
+            "### Candidates",
+            "",
+            table(
+                ["#", "commit", "verdict", *names, "reason"],
+                [
+                    [
+                        c["seq"],
+                        c["commit"][:10] + (" (invalidated)" if c["invalidated"] else ""),
+                        c["verdict"],
+                        *[c["measurements"].get(n, "") for n in names],
+                        c["reason"],
+                    ]
+                    for c in data["candidates"]
+                ],
+            ),
+        ]
+    if data.get("batches"):
+        b = data["batches"]
+        parts += [
+            "### Batches",
+            "",
+            table(
+                ["batch", "pass ratio", "≥ bar"],
+                [
+                    [i, f"{r:.3f}", "yes" if r >= b["bar"] else "no"]
+                    for i, r in enumerate(b["ratios"])
+                ],
+            ),
+            f"Converged: {'yes' if b['converged'] else 'no'} (bar {b['bar']:g})",
+            "",
+        ]
+    commit = (data["commit"] or "unborn")[:10]
+    parts += [
+        f"<sub>{data['generator']} at {commit}; re-run `git ledger report` to update this comment.</sub>",
+        "",
+    ]
+    return "\n".join(parts)
