@@ -1,0 +1,163 @@
+"""One benchmark measurement as a gate command for this repository's own ledger.
+
+    python bench/gate.py status-scaling --seed 1 --out results.json
+
+Writes ``{"ratio": ..., "ours_ms": ..., "baseline_ms": ...}``: the same ratios as
+bench/run.py --quick, measured once per seed (the seed only labels the
+repetition; each run is a fresh measurement, so the spread across seeds is
+the benchmark's noise). Generated ledgers are cached in bench/out/ between runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.common import ROOT, median_spread, sealed_env, timed
+from bench.ledgergen import generate
+
+CACHE = ROOT / "bench" / "out" / "ledgers"
+
+
+def cached_ledger(steps: int, env: dict[str, str], into: Path) -> Path:
+    source = CACHE / f"ledger-{steps}"
+    if not (source / ".git").exists():
+        shutil.rmtree(source, ignore_errors=True)
+        generate(source, steps, env=env)
+    target = into / f"ledger-{steps}"
+    shutil.copytree(source, target, symlinks=True)
+    shutil.rmtree(target / ".git" / "ledger", ignore_errors=True)
+    return target
+
+
+def ledger_cli(cwd: Path, env: dict[str, str], *args: str) -> float:
+    import subprocess
+
+    return timed(
+        lambda: subprocess.run(
+            [sys.executable, "-m", "ledger", *args],
+            cwd=cwd,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+    )
+
+
+def status_scaling(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    small, big = cached_ledger(200, env, tmp), cached_ledger(1000, env, tmp)
+    for repo in (small, big):
+        ledger_cli(repo, env, "status", "--json")
+    low = [ledger_cli(small, env, "status", "--json") for _ in range(3)]
+    high = [ledger_cli(big, env, "status", "--json") for _ in range(3)]
+    return median_spread(high)[0], median_spread(low)[0]
+
+
+def transition(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    import os
+    import subprocess
+
+    from ledger.commands import record as record_cmd
+    from ledger.ingest import Measurement
+
+    repo = cached_ledger(1000, env, tmp)
+    os.environ.update(env)
+    ours, theirs = [], []
+    results = tmp / "r.json"
+    ledger_cli(
+        repo,
+        env,
+        "register",
+        "V5000",
+        "--bet",
+        "A bet",
+        "--gate",
+        "recent",
+        "--files",
+        "x.py",
+        "--falsifier",
+        "none",
+    )
+    for i in range(5):
+        results.write_text(json.dumps({"score": 99.0 + i, "loss": 0.01}))
+        m = Measurement(version="V5000", gate="recent", seed=str(i))
+        ours.append(timed(lambda m=m: record_cmd.run(repo, "V5000", results, m, True)))
+        plain = repo / "notes" / f"{i}.json"
+        plain.parent.mkdir(exist_ok=True)
+        plain.write_text(results.read_text())
+        theirs.append(
+            timed(
+                lambda plain=plain: (
+                    subprocess.run(
+                        ["git", "-c", "core.hooksPath=/dev/null", "add", str(plain)],
+                        cwd=repo,
+                        env=env,
+                        check=True,
+                    ),
+                    subprocess.run(
+                        ["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "x"],
+                        cwd=repo,
+                        env=env,
+                        check=True,
+                    ),
+                )
+            )
+        )
+    return median_spread(ours)[0], median_spread(theirs)[0]
+
+
+def hooks(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    import contextlib
+    import io
+
+    from bench import hooks as hook_bench
+
+    found: dict[str, float] = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        hook_bench.compare_with_pre_commit(6, found.__setitem__, details=found)
+    return found["ledger_added"], found["framework_added"]
+
+
+GATES = {"status-scaling": status_scaling, "transition": transition, "hooks": hooks}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("gate", choices=sorted(GATES))
+    parser.add_argument("--seed", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ledger-gate-"))
+    home = tmp / "home"
+    home.mkdir()
+    try:
+        ours, baseline = GATES[args.gate](sealed_env(home), tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    args.out.write_text(
+        json.dumps(
+            {
+                "ratio": round(ours / baseline, 4),
+                "ours_ms": round(ours * 1000, 2),
+                "baseline_ms": round(baseline * 1000, 2),
+                "seed": args.seed,
+            }
+        )
+        + "\n"
+    )
+    print(
+        f"{args.gate}: ratio {ours / baseline:.3f} ({ours * 1000:.1f} ms vs {baseline * 1000:.1f} ms)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
