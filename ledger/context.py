@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ledger.configfile import read_config_text
 from ledger.errors import BadInput, Refused
-from ledger.model.config import CONFIG_FILE, PYPROJECT, LedgerConfig, has_tool_ledger, parse_config
-from ledger.model.documents import decode_text
+from ledger.model.config import LedgerConfig, parse_config
 from ledger.resources import read_resource
 from ledger.state import LedgerState, load_state
 from ledger.store import Snapshot, Store
@@ -52,32 +52,6 @@ class Context:
                 f"commit it first (git commit {self.config_file}) so the numbers "
                 "a transition uses are on record",
             )
-
-
-def read_config_text(store: Store, snap: Snapshot | None = None) -> tuple[str, str] | None:
-    """(file name, text) of the ledger configuration.
-
-    The working tree wins where there is one, as git does with .gitattributes:
-    a user who edits ledger.toml sees the effect (and transitions then insist
-    the edit is committed). Historical reads pass the snapshot to read instead.
-    """
-    candidates = (CONFIG_FILE, PYPROJECT)
-    for name in candidates:
-        data: bytes | None
-        if snap is None and store.workdir is not None:
-            path = store.workdir / name
-            if path.is_symlink() or (path.exists() and not path.is_file()):
-                raise BadInput(f"{name} is not a regular file", "replace it with a plain file")
-            data = path.read_bytes() if path.is_file() else None
-        else:
-            data = (snap or store.snapshot()).read(name)
-        if data is None:
-            continue
-        text = decode_text(data, name)
-        if name == PYPROJECT and not has_tool_ledger(text):
-            continue
-        return name, text
-    return None
 
 
 def load_config(store: Store, snap: Snapshot | None = None) -> tuple[LedgerConfig, str] | None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ledger import runfiles
 from ledger.context import Context
 from ledger.errors import BadInput
 from ledger.ingest import Measurement, build_failure, build_result, result_path
@@ -195,32 +196,10 @@ class RunRecords:
         return path
 
     def all(self) -> list[dict[str, object]]:
-        found = []
-        if self.dir.is_dir():
-            for path in sorted(self.dir.glob("*.json")):
-                try:
-                    data = json.loads(path.read_text())
-                except (OSError, ValueError):
-                    continue
-                if isinstance(data, dict):
-                    data["file"] = str(path)
-                    found.append(data)
-        return found
+        return runfiles.records(self.dir)
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie is not alive for our purposes.
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ", 1)[1][:1] != "Z"
-    except (OSError, IndexError):
-        return True
+alive = runfiles.alive
 
 
 def log_tail(path: Path, limit: int = 2000) -> str:

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 
 from ledger import batches, campaign, output
-from ledger.context import load_config, open_store, read_config_text
+from ledger.configfile import read_config_text
+from ledger.context import load_config, open_store
 from ledger.errors import BadInput, Refused
 from ledger.mergeviews import attributes_text
 from ledger.model.config import CONFIG_FILE, parse_config

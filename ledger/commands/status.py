@@ -1,35 +1,30 @@
-"""``git ledger status`` and ``git ledger next``: where the loop stands, what to do next."""
+"""``git ledger status`` and ``git ledger next``: where the loop stands, what to do next.
+
+The state-derived part is cached by ledger tree and config (see
+:mod:`ledger.statuscache`); a warm call imports neither pydantic nor scipy.
+Branch, commit and running runs are read fresh every time.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ledger import output, rules
-from ledger.context import open_context
-from ledger.nextstep import next_action
-from ledger.state import LedgerState, load_state
+from ledger import output, statuscache
+from ledger.configfile import read_config_text
+from ledger.runfiles import running
+from ledger.store import Store
+
+if TYPE_CHECKING:
+    from ledger.state import LedgerState
 
 
-def status_data(
-    state: LedgerState, branch: str | None, records: list[dict[str, object]] | None = None
-) -> dict[str, Any]:
+def summary(state: LedgerState) -> dict[str, Any]:
+    """Everything status says that is a function of the ledger tree and config."""
+    from ledger import rules
+    from ledger.nextstep import next_action
+
     fired, incomplete = rules.reflection_pending(state)
-    from ledger.runner import alive
-
-    running = [
-        {"label": r.get("label"), "pid": r.get("pid"), "log": r.get("log")}
-        for r in records or []
-        if isinstance(r.get("pid"), int) and alive(int(str(r["pid"])))
-    ]
-    runs = {
-        "running": running,
-        "failed": [
-            {"path": r.path, "exit_code": r.data.exit_code}
-            for r in state.results
-            if r.data.status == "failed"
-        ],
-    }
     versions = [
         {
             "id": v.id,
@@ -41,15 +36,12 @@ def status_data(
         }
         for v in state.versions
     ]
-    overrides = [{"id": v["id"], "reason": v["override"]} for v in versions if v["override"]]
     return {
         "schema": 1,
         "preset": state.config.ledger.preset,
         "dir": state.config.dir,
-        "branch": branch,
-        "commit": state.commit_id,
         "counts": {
-            "versions": len(state.versions),
+            "versions": len(versions),
             "open": sum(1 for v in versions if v["state"] == "open"),
             "concluded": sum(1 for v in versions if v["state"] == "concluded"),
             "results": len(state.results),
@@ -57,47 +49,65 @@ def status_data(
         },
         "open": [v["id"] for v in versions if v["state"] == "open"],
         "last": versions[-1] if versions else None,
+        "recent": versions[-10:],
         "triggers": [{"rule": f.rule, "message": f.message} for f in fired],
         "reflection_due": bool(fired),
         "incomplete_reflection": incomplete,
         "phase": state.phase.state if state.phase else "active",
-        "overrides": overrides,
+        "overrides": [{"id": v["id"], "reason": v["override"]} for v in versions if v["override"]],
         "problems": [{"path": p, "error": e} for p, e in state.problems],
-        "runs": runs,
+        "failed_runs": [
+            {"path": r.path, "exit_code": r.data.exit_code}
+            for r in state.results
+            if r.data.status == "failed"
+        ],
         "next": next_action(state).as_dict(),
     }
 
 
-def _load(cwd: Path) -> tuple[LedgerState, str | None, list[dict[str, object]]]:
-    from ledger.runner import RunRecords
+def status_data(cwd: Path) -> dict[str, Any]:
+    store = Store(cwd)
+    found = read_config_text(store)
+    cache_key = statuscache.key(store, *found) if found is not None else None
+    data = statuscache.get(store, cache_key) if cache_key else None
+    if data is None:
+        from ledger.context import open_context
 
-    ctx = open_context(cwd)
-    snap = ctx.store.snapshot()
-    branch = (
-        None if ctx.store.repo.head_is_detached else ctx.store.branch().removeprefix("refs/heads/")
-    )
-    return load_state(ctx.store, ctx.config, snap), branch, RunRecords(ctx).all()
+        ctx = open_context(cwd)  # validates the configuration; a bad one is exit 2
+        data = summary(ctx.state())
+        if cache_key:
+            statuscache.put(store, cache_key, data)
+    detached = store.repo.head_is_detached
+    data["branch"] = None if detached else store.branch().removeprefix("refs/heads/")
+    data["commit"] = store.resolve(None)
+    data["runs"] = {
+        "running": running(store.ledger_state_dir / "runs"),
+        "failed": data.pop("failed_runs"),
+    }
+    return data
 
 
 def run_status(cwd: Path, as_json: bool) -> int:
-    state, branch, records = _load(cwd)
-    data = status_data(state, branch, records)
+    data = status_data(cwd)
     if as_json:
         output.emit_json(data)
         return 0
     counts = data["counts"]
     output.say(
-        f"{data['preset']} ledger in {data['dir']}/ on {branch or 'detached HEAD'}: "
+        f"{data['preset']} ledger in {data['dir']}/ on {data['branch'] or 'detached HEAD'}: "
         f"{counts['versions']} versions ({counts['open']} open, {counts['concluded']} concluded), "
         f"{counts['results']} results"
     )
-    if state.versions:
-        rows = []
-        for version in state.versions[-10:]:
-            verdict = version.verdict or "open"
-            if version.front.conclusion and version.front.conclusion.override:
-                verdict += " (override)"
-            rows.append((version.id, version.front.gate, verdict, version.front.bet))
+    if data["recent"]:
+        rows = [
+            (
+                v["id"],
+                v["gate"],
+                (v["verdict"] or "open") + (" (override)" if v["override"] else ""),
+                v["bet"],
+            )
+            for v in data["recent"]
+        ]
         output.table("recent versions", ("version", "gate", "verdict", "bet"), rows)
     for trigger in data["triggers"]:
         output.say(f"trigger: [{trigger['rule']}] {trigger['message']}")
@@ -115,11 +125,10 @@ def run_status(cwd: Path, as_json: bool) -> int:
 
 
 def run_next(cwd: Path, as_json: bool) -> int:
-    state, _, _ = _load(cwd)
-    action = next_action(state)
+    action = status_data(cwd)["next"]
     if as_json:
-        output.emit_json(action.as_dict())
+        output.emit_json(action)
     else:
-        output.say(action.command)
-        output.say(f"# {action.reason}")
+        output.say(action["command"])
+        output.say(f"# {action['reason']}")
     return 0

@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ledger.configfile import CONFIG_FILE, PYPROJECT, has_tool_ledger
 from ledger.errors import BadInput
 
-CONFIG_FILE = "ledger.toml"
-PYPROJECT = "pyproject.toml"
+__all__ = ["CONFIG_FILE", "PYPROJECT", "LedgerConfig", "has_tool_ledger", "parse_config"]
 Direction = Literal["higher", "lower"]
 
 
@@ -272,11 +272,3 @@ def parse_config(text: str, where: str = CONFIG_FILE) -> LedgerConfig:
         return LedgerConfig.model_validate(data)
     except ValidationError as exc:
         raise _describe(exc, where, prefix) from None
-
-
-def has_tool_ledger(pyproject_text: str) -> bool:
-    try:
-        data = tomllib.loads(pyproject_text)
-    except tomllib.TOMLDecodeError:
-        return False
-    return isinstance(data.get("tool", {}).get("ledger"), dict)

@@ -1,0 +1,71 @@
+"""Where the ledger's configuration is, and its text: standard library only.
+
+Kept apart from the pydantic model (:mod:`ledger.model.config`) so that paths
+that only need the text, such as the status cache's key, stay cheap.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+from ledger.errors import BadInput
+from ledger.store import Snapshot, Store
+
+CONFIG_FILE = "ledger.toml"
+PYPROJECT = "pyproject.toml"
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def has_tool_ledger(pyproject_text: str) -> bool:
+    try:
+        data = tomllib.loads(pyproject_text)
+    except tomllib.TOMLDecodeError:
+        return False
+    return isinstance(data.get("tool", {}).get("ledger"), dict)
+
+
+def _decode(data: bytes, name: str) -> str:
+    if len(data) > MAX_CONFIG_BYTES:
+        raise BadInput(f"{name}: file is larger than {MAX_CONFIG_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{name}: not valid UTF-8 (byte {exc.start})") from None
+
+
+def read_config_text(store: Store, snap: Snapshot | None = None) -> tuple[str, str] | None:
+    """(file name, text) of the ledger configuration.
+
+    The working tree wins where there is one, as git does with .gitattributes:
+    a user who edits ledger.toml sees the effect (and transitions then insist
+    the edit is committed). Historical reads pass the snapshot to read instead.
+    """
+    for name in (CONFIG_FILE, PYPROJECT):
+        data: bytes | None
+        if snap is None and store.workdir is not None:
+            path = store.workdir / name
+            if path.is_symlink() or (path.exists() and not path.is_file()):
+                raise BadInput(f"{name} is not a regular file", "replace it with a plain file")
+            data = path.read_bytes() if path.is_file() else None
+        else:
+            data = (snap or store.snapshot()).read(name)
+        if data is None:
+            continue
+        text = _decode(data, name)
+        if name == PYPROJECT and not has_tool_ledger(text):
+            continue
+        return name, text
+    return None
+
+
+def ledger_dir(name: str, text: str) -> str | None:
+    """The ledger dir a (valid) configuration names, without validating the rest."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+    if name == PYPROJECT:
+        data = data.get("tool", {}).get("ledger", {})
+    table = data.get("ledger", {}) if isinstance(data, dict) else {}
+    value = table.get("dir", "training_log") if isinstance(table, dict) else None
+    return str(value).rstrip("/") if isinstance(value, str) else None

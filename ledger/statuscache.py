@@ -1,0 +1,68 @@
+"""``status`` results cached by what they are a function of: the ledger tree and its config.
+
+The ledger's state is a pure function of the ledger dir's tree and the
+configuration, so the state-derived part of ``status`` is cached under
+``.git/ledger/cache/status.json`` keyed by (git-ledger version, config text,
+tree id of the ledger dir). A warm ``status`` then costs one tree lookup
+whatever the ledger's size, and imports neither pydantic nor scipy. Entries
+that change nothing in the ledger dir (code commits) keep the key; any
+change to an entry or to the config makes a new one. Derived data only:
+delete it any time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from ledger import __version__
+from ledger.configfile import ledger_dir
+from ledger.store import Store
+
+KEEP = 8
+
+
+def key(store: Store, name: str, text: str) -> str | None:
+    directory = ledger_dir(name, text)
+    if directory is None:
+        return None
+    tree = store.snapshot().tree_id(directory) or "none"
+    return hashlib.sha256(f"{__version__}\0{name}\0{text}\0{tree}".encode()).hexdigest()
+
+
+def _path(store: Store) -> str:
+    return str(store.ledger_state_dir / "cache" / "status.json")
+
+
+def get(store: Store, cache_key: str) -> dict[str, Any] | None:
+    try:
+        with open(_path(store)) as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    hit = data.get(cache_key) if isinstance(data, dict) else None
+    return hit if isinstance(hit, dict) else None
+
+
+def put(store: Store, cache_key: str, value: dict[str, Any]) -> None:
+    path = _path(store)
+    try:
+        with open(path) as handle:
+            data = json.load(handle)
+        if not isinstance(data, dict):
+            data = {}
+    except (OSError, ValueError):
+        data = {}
+    data.pop(cache_key, None)
+    data[cache_key] = value
+    data = dict(list(data.items())[-KEEP:])
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as handle:
+            json.dump(data, handle)
+        os.replace(tmp, path)
+    except OSError:
+        return  # a cache that cannot be written only costs time
