@@ -72,3 +72,42 @@ def remotes(cwd: Path) -> list[str]:
 def config_get(cwd: Path, key: str) -> str | None:
     proc = run(["config", "--get", key], cwd, check=False)
     return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+class DirtyCheck:
+    """Whether the work tree has changes (tracked or untracked) outside the ledger dir.
+
+    The git program answers this from its index stat cache (and the user's
+    fsmonitor or untracked cache): a few milliseconds where libgit2's full
+    status re-reads the whole tree. An exclude pathspec would still walk the
+    ledger dir for untracked files, so when the ledger dir is a top-level
+    folder the other top-level entries are named instead. It starts at once
+    and is read when needed, so it runs while the transition is prepared.
+    """
+
+    def __init__(self, workdir: Path, directory: str) -> None:
+        top = directory.split("/", 1)[0]
+        if "/" in directory:
+            specs = [".", f":(exclude){directory}"]
+        else:
+            specs = [
+                f":(literal){n}" for n in sorted(os.listdir(workdir)) if n not in (".git", top)
+            ]
+        self._proc: subprocess.Popen[bytes] | None = None
+        if specs:
+            self._proc = subprocess.Popen(
+                ["git", "status", "--porcelain", "--untracked-files=normal", "-z", "--", *specs],
+                cwd=workdir,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=git_env(),
+            )
+        self._answer: bool | None = None if specs else False
+
+    def result(self) -> bool:
+        if self._answer is None and self._proc is not None:
+            out, _ = self._proc.communicate()
+            if self._proc.returncode != 0:
+                raise LedgerError("git status failed while checking the work tree")
+            self._answer = bool(out.strip(b"\0"))
+        return bool(self._answer)

@@ -16,7 +16,7 @@ from ledger.model.documents import dump_json, is_finite_number, load_json
 from ledger.model.entries import Provenance, ResultFile
 from ledger.model.ids import check_safe
 from ledger.model.jsonpath import MISSING, resolve
-from ledger.state import LedgerState
+from ledger.state import Version
 
 
 @dataclass(frozen=True)
@@ -64,14 +64,14 @@ def extract_metrics(config: LedgerConfig, gate: str, data: object, where: str) -
     return metrics
 
 
-def check_measurement(state: LedgerState, m: Measurement) -> None:
-    state.config.gate(m.gate)
+def check_measurement(config: LedgerConfig, version: Version | None, m: Measurement) -> None:
+    """``version`` is the entry ``m.version`` names (None: it does not exist)."""
+    config.gate(m.gate)
     if (m.seed is None) == (m.window is None):
         raise BadInput("give exactly one of --seed or --window")
     check_safe(m.seed if m.seed is not None else str(m.window), "seed/window")
-    version = state.version(m.version)
     if version is None:
-        raise BadInput(f"no version {m.version!r} in {state.config.dir}/", "register it first")
+        raise BadInput(f"no version {m.version!r} in {config.dir}/", "register it first")
     if version.concluded:
         raise Refused(
             f"{m.version} is concluded: a result recorded after its verdict could not have informed it",
@@ -82,7 +82,8 @@ def check_measurement(state: LedgerState, m: Measurement) -> None:
 
 
 def build_result(
-    state: LedgerState,
+    config: LedgerConfig,
+    version: Version | None,
     m: Measurement,
     raw: bytes,
     source_name: str,
@@ -92,12 +93,12 @@ def build_result(
     existing: bytes | None,
 ) -> tuple[str, bytes]:
     """The path and bytes of the result entry for ``raw``."""
-    check_measurement(state, m)
-    path = result_path(state.config.dir, m)
+    check_measurement(config, version, m)
+    path = result_path(config.dir, m)
     if existing is not None and m.replace is None:
         raise BadInput(f"{path} is already recorded", "pass --replace REASON to replace it")
-    data = load_json(raw, source_name, state.config.run.result_max_bytes)
-    metrics = extract_metrics(state.config, m.gate, data, source_name)
+    data = load_json(raw, source_name, config.run.result_max_bytes)
+    metrics = extract_metrics(config, m.gate, data, source_name)
     wall = m.wall_time_s
     if wall is None and isinstance(data, dict) and is_finite_number(data.get("wall_time_s")):
         wall = float(data["wall_time_s"])
@@ -124,7 +125,8 @@ def build_result(
 
 
 def build_failure(
-    state: LedgerState,
+    config: LedgerConfig,
+    version: Version | None,
     m: Measurement,
     *,
     exit_code: int,
@@ -133,7 +135,7 @@ def build_failure(
     dirty: bool,
 ) -> tuple[str, bytes]:
     """A failed run is on record (exit code, log tail) but never counts as a result."""
-    check_measurement(state, m)
+    check_measurement(config, version, m)
     entry = ResultFile(
         version=m.version,
         gate=m.gate,
@@ -153,5 +155,5 @@ def build_failure(
             wall_time_s=m.wall_time_s,
         ),
     )
-    path = result_path(state.config.dir, m, failed=True)
+    path = result_path(config.dir, m, failed=True)
     return path, dump_json(entry.model_dump(mode="json", exclude_none=True)).encode()

@@ -21,11 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ledger import runfiles
+from ledger import gitcli, runfiles
 from ledger.context import Context
 from ledger.errors import BadInput
 from ledger.ingest import Measurement, build_failure, build_result, result_path
 from ledger.model.ids import check_safe
+from ledger.state import load_version
 from ledger.store import Snapshot, Transition
 
 PLACEHOLDERS = frozenset({"version", "gate", "seed", "window", "out", "replicate"})
@@ -213,7 +214,7 @@ def log_tail(path: Path, limit: int = 2000) -> str:
 def _record(ctx: Context, spec: RunSpec, exit_code: int, seconds: float) -> tuple[str, bool, str]:
     """Commit the run's outcome; returns (path, failed, reason)."""
     m = replace(spec.measurement, wall_time_s=round(seconds, 3))
-    dirty = ctx.store.dirty(ctx.dir)
+    dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
     raw = spec.out.read_bytes() if exit_code == 0 and spec.out.is_file() else None
     reason = (
         ""
@@ -224,16 +225,17 @@ def _record(ctx: Context, spec: RunSpec, exit_code: int, seconds: float) -> tupl
 
     def build(snap: Snapshot) -> Transition:
         nonlocal failed, reason
-        state = ctx.state(snap)
+        version = load_version(ctx.config, snap, m.version)
         if not failed and raw is not None:
             try:
                 path, data = build_result(
-                    state,
+                    ctx.config,
+                    version,
                     m,
                     raw,
                     spec.out.name,
                     code_commit=snap.commit_id,
-                    dirty=dirty,
+                    dirty=dirty_check.result(),
                     existing=snap.read(result_path(ctx.dir, m)),
                 )
                 key = f"seed={m.seed}" if m.seed is not None else f"window={m.window}"
@@ -249,7 +251,13 @@ def _record(ctx: Context, spec: RunSpec, exit_code: int, seconds: float) -> tupl
         if reason and not tail.endswith(reason):
             tail = f"{tail}\n[git-ledger] {reason}".strip()
         path, data = build_failure(
-            state, m, exit_code=exit_code, log_tail=tail, code_commit=snap.commit_id, dirty=dirty
+            ctx.config,
+            version,
+            m,
+            exit_code=exit_code,
+            log_tail=tail,
+            code_commit=snap.commit_id,
+            dirty=dirty_check.result(),
         )
         return Transition(
             kind="run-failed",

@@ -297,3 +297,35 @@ def load_state(
     if own_cache:
         cache.save()
     return state
+
+
+def load_version(config: LedgerConfig, snap: Snapshot, vid: str) -> Version | None:
+    """One version (or matrix cell) read on its own, without the rest of the ledger.
+
+    A transition that touches one version (``record``, a finished ``run``) must
+    not cost more in a ledger of 10,000 steps than in one of 10.
+    """
+    parsed = try_parse_version(vid, config.ledger.id_prefix)
+    if parsed is None:
+        return None
+    base = config.dir
+    if parsed.cell:
+        path = f"{base}/{parsed.base}-matrix.md"
+        data = snap.read(path)
+        if data is None:
+            return None
+        try:
+            matrix = MatrixFront.model_validate(parse_entry("matrix", data, path)["model"])
+        except BadInput:
+            return None
+        return next((v for v in cell_versions(path, matrix) if v.id == vid), None)
+    path = f"{base}/{vid}.md"
+    data = snap.read(path)
+    if data is None:
+        return None
+    try:
+        parsed_entry = parse_entry("version", data, path)
+    except BadInput:
+        return None
+    front = VersionFront.model_validate(parsed_entry["model"])
+    return Version(front, path, str(parsed_entry["hypothesis"])) if front.id == vid else None

@@ -355,27 +355,19 @@ class Store:
             return True
         return bool(self.repo.descendant_of(descendant, ancestor))
 
-    def dirty(self, exclude_prefix: str) -> bool:
-        """Whether the work tree has changes outside ``exclude_prefix`` (the ledger dir)."""
-        if self.workdir is None:
-            return False
-        ignored = pygit2.enums.FileStatus.IGNORED
-        for path, flags in self.repo.status().items():
-            if flags & ignored or path.startswith(exclude_prefix.rstrip("/") + "/"):
-                continue
-            return True
-        return False
-
     def hash_bytes(self, data: bytes) -> str:
         return str(pygit2.hash(data))
 
     def hash_file(self, path: Path) -> str:
         return str(pygit2.hashfile(str(path)))
 
-    def index_blob_ids(self, paths: list[str]) -> dict[str, str | None]:
+    def index_blob_ids(
+        self, paths: list[str], index: pygit2.Index | None = None
+    ) -> dict[str, str | None]:
         """Blob ids staged in the index for ``paths`` (None where absent)."""
-        index = self.repo.index
-        index.read(force=True)
+        if index is None:
+            index = self.repo.index
+            index.read(force=True)
         out: dict[str, str | None] = {}
         for path in paths:
             try:
@@ -466,11 +458,13 @@ class Store:
                 builder.insert(name, pygit2.Oid(hex=sub_id), pygit2.enums.FileMode.TREE)
         return str(builder.write())
 
-    def _check_worktree(self, snap: Snapshot, writes: dict[str, bytes | None]) -> None:
+    def _check_worktree(
+        self, snap: Snapshot, writes: dict[str, bytes | None], index: pygit2.Index
+    ) -> None:
         """Refuse to overwrite anything the user has not committed at the paths we write."""
         if self.workdir is None:
             return
-        staged = self.index_blob_ids(list(writes))
+        staged = self.index_blob_ids(list(writes), index)
         for path, data in writes.items():
             committed = snap.blob_id(path)
             new = self.hash_bytes(data) if data is not None else None
@@ -511,6 +505,7 @@ class Store:
         branch = self.branch()
         author = self.signature("author")
         committer = self.signature("committer")
+        index: pygit2.Index | None = None
         with self.writer_lock():
             for _attempt in range(MAX_ATTEMPTS):
                 ref = self.repo.references.get(branch)
@@ -521,8 +516,12 @@ class Store:
                 transition = build(snap)
                 for path in transition.writes:
                     check_entry_path(path)
-                if check_worktree:
-                    self._check_worktree(snap, transition.writes)
+                if check_worktree and self.workdir is not None:
+                    # One index object per transition: read here, re-read below only
+                    # if another process changed the file in between (read(False)).
+                    index = self.repo.index
+                    index.read(force=False)  # reloads only if the file changed on disk
+                    self._check_worktree(snap, transition.writes, index)
                 try:
                     tree_id = self._build_tree(snap.tree, transition.writes)
                 except (OSError, pygit2.GitError) as exc:
@@ -558,7 +557,7 @@ class Store:
                     time.sleep(0.005)
                     continue
                 fault_point("after-ref")
-                self.sync_worktree(snap, transition.writes)
+                self.sync_worktree(snap, transition.writes, index if check_worktree else None)
                 self._clear_journal()
                 return commit_id, transition
         raise LedgerError(f"could not move {branch} after {MAX_ATTEMPTS} attempts")
@@ -606,15 +605,23 @@ class Store:
         self._clear_journal()
         return "dropped an interrupted transition whose commit never reached the branch"
 
-    def sync_worktree(self, old: Snapshot | None, writes: dict[str, bytes | None]) -> None:
+    def sync_worktree(
+        self,
+        old: Snapshot | None,
+        writes: dict[str, bytes | None],
+        index: pygit2.Index | None = None,
+    ) -> None:
         """Make index and work tree match ``writes`` for exactly those paths."""
         if self.workdir is None:
             return
         fault_point("during-index")
         for attempt in range(40):
             try:
-                index = self.repo.index
-                index.read(force=True)
+                if index is None or attempt > 0:
+                    index = self.repo.index
+                    index.read(force=True)
+                else:
+                    index.read(force=False)  # cheap unless the file changed since the check
                 for path, data in writes.items():
                     if data is None:
                         if path in index:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger import output
+from ledger import gitcli, output
 from ledger.context import open_context
 from ledger.errors import BadInput
 from ledger.ingest import Measurement, build_result, result_path
 from ledger.model.ids import check_safe
+from ledger.state import load_version
 from ledger.store import Snapshot, Transition
 
 
@@ -33,18 +34,19 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
             "raise [run] result_max_bytes or record a smaller summary",
         )
     raw = file.read_bytes()
-    dirty = ctx.store.dirty(ctx.dir)
+    dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
 
     def build(snap: Snapshot) -> Transition:
-        state = ctx.state(snap)
+        version = load_version(ctx.config, snap, vid)  # only what this transition touches
         existing = snap.read(result_path(ctx.dir, measurement))
         path, data = build_result(
-            state,
+            ctx.config,
+            version,
             measurement,
             raw,
             file.name,
             code_commit=snap.commit_id,
-            dirty=dirty,
+            dirty=dirty_check.result(),
             existing=existing,
         )
         key = (
