@@ -1,21 +1,24 @@
 #!/bin/sh
 # git-ledger hook: installed by `git ledger hooks install`, removed by `uninstall`.
-# identity: git-ledger-hook v1
+# identity: git-ledger-hook v2
 # stage: ${stage}
 # interpreter: ${python}
 # package: ${package}
 #
 # A foreign hook that was here before is kept as ${stage}.legacy and runs first.
 # The ledger's check runs with the interpreter git-ledger was installed with,
-# started with -S (no site import: the fast path needs only the standard
-# library; the heavy path restores site-packages itself).
+# started with -I -S: isolated (the repository's directory and PYTHON* variables
+# never reach sys.path, so no file in a repository can shadow a module the hook
+# imports, and bytecode is cached even under PYTHONDONTWRITEBYTECODE) and
+# without site (the fast path needs only the standard library; the heavy path
+# restores site-packages itself).
 LEDGER_PYTHON='${python}'
 LEDGER_PACKAGE='${package}'
 [ -x "$LEDGER_PYTHON" ] || LEDGER_PYTHON=python3
 HOOK_DIR=$(dirname "$0")
 LEGACY="$HOOK_DIR/${stage}.legacy"
 run_ledger() {
-    "$LEDGER_PYTHON" -S -c 'import sys; sys.path.insert(0, sys.argv.pop(1)); from ledger.hookrun import main; sys.exit(main())' "$LEDGER_PACKAGE" ${stage} "$@"
+    "$LEDGER_PYTHON" -I -S -c 'import sys; sys.path.insert(0, sys.argv.pop(1)); from ledger.hookrun import main; sys.exit(main())' "$LEDGER_PACKAGE" ${stage} "$@"
 }
 if [ "${stage}" = "pre-push" ]; then
     # pre-push gets the refs on stdin: keep a copy for both hooks.

@@ -34,7 +34,7 @@ def test_install_keeps_a_foreign_hook_as_legacy_and_uninstall_restores_it(repo: 
     (hooks / "pre-commit").chmod(0o755)
     repo.ok("hooks", "install")
     assert (hooks / "pre-commit.legacy").exists()
-    assert "git-ledger-hook v1" in (hooks / "pre-commit").read_text()
+    assert "git-ledger-hook v2" in (hooks / "pre-commit").read_text()
     repo.write("notes.txt", "x\n")
     repo.git("add", "notes.txt")
     subprocess.run(["git", "commit", "-q", "-m", "chore: notes"], cwd=repo.path, check=False)

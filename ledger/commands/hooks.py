@@ -18,7 +18,7 @@ from ledger.errors import BadInput, Refused
 from ledger.hookrun import STAGES
 from ledger.resources import read_resource, render
 
-IDENTITY = "# identity: git-ledger-hook v1"
+IDENTITY = "# identity: git-ledger-hook v2"
 IDENTITY_PREFIX = "# identity: git-ledger-hook"
 FRAMEWORK_CONFIG = ".pre-commit-config.yaml"
 
