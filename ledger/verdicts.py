@@ -9,6 +9,7 @@ from ledger.baseline import (
     NO_RESULTS,
     NOISE,
     NOT_COMPARABLE,
+    REGRESSED,
     compare,
     standing_baseline,
 )
@@ -27,9 +28,36 @@ def evidence(state: LedgerState, vid: str) -> list[GateStat]:
     return [compare(state, vid, g, standing_baseline(state, g, before=vid)) for g in ordered]
 
 
-def contradiction(verdict: str, target: GateStat) -> str | None:
-    """Why the numbers contradict ``verdict`` on the targeted gate (None: they allow it)."""
+def contradiction(verdict: str, target: GateStat, effect: float | None = None) -> str | None:
+    """Why the numbers contradict ``verdict`` on the targeted gate (None: they allow it).
+
+    With a registered ``effect`` the bet was "at least this much": ``confirmed``
+    needs it reached beyond noise, and ``refuted`` stands when an improvement,
+    however real, falls short of it.
+    """
     outcome = target.outcome
+    delta = target.delta
+    comparable = outcome in (IMPROVED, NOISE, REGRESSED)
+    if (
+        effect is not None
+        and delta is not None
+        and comparable
+        and verdict in ("confirmed", "refuted")
+    ):
+        gain = delta * (1.0 if target.direction == "higher" else -1.0)
+        need = abs(effect)
+        reached = outcome == IMPROVED and gain >= need
+        if verdict == "confirmed" and not reached:
+            return (
+                f"the registered effect on '{target.gate}' is {need:.4g}; the improvement is "
+                f"{gain:+.4g} ({outcome})"
+            )
+        if verdict == "refuted" and reached:
+            return (
+                f"Δ={delta:+.4g} on '{target.gate}' is beyond noise and reaches the registered "
+                f"effect {need:.4g}"
+            )
+        return None
     if outcome == ESTABLISHES:
         return None
     if verdict == "inconclusive":

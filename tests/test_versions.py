@@ -239,3 +239,20 @@ def test_walk_forward_single_window_is_diagnostic_only(bare_repo: Repo) -> None:
     bare_repo.ok("record", "V2", "--gate", "wf", "--window", "w1", str(tmp / "w1b.json"))
     refused = bare_repo.run("conclude", "V2", "--verdict", "confirmed", "--next", "x")
     assert refused.code == 1 and "diagnostic only" in refused.err
+
+
+def test_a_registered_effect_decides_between_confirmed_and_refuted(repo: Repo) -> None:
+    """Improved beyond noise but short of the registered effect: the bet is refuted."""
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    _conclude(repo, "V1", "confirmed")
+    register(repo, "V2", extra=("--effect", "8"))
+    measure(repo, "V2", "recent", 14.0)  # +4: beyond noise, half the registered effect
+    short = repo.run("conclude", "V2", "--verdict", "confirmed", "--next", "x")
+    assert short.code == 1 and "registered effect" in short.err
+    _conclude(repo, "V2", "refuted")
+    register(repo, "V3", extra=("--effect", "3"))
+    measure(repo, "V3", "recent", 18.0)  # +8 against V1 (V2 was refuted): reaches the effect
+    reached = repo.run("conclude", "V3", "--verdict", "refuted", "--next", "x")
+    assert reached.code == 1 and "reaches the registered effect" in reached.err
+    _conclude(repo, "V3", "confirmed")

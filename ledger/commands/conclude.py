@@ -53,7 +53,7 @@ def run(
         check_registration(ctx.store, ctx.dir, vid, snap.commit_id)
         gates = evidence(state, vid)
         target = gates[0]
-        problem = contradiction(verdict, target)
+        problem = contradiction(verdict, target, version.front.effect)
         if problem and override is None:
             raise Refused(
                 f"[verdict-contradicted] '{verdict}' is contradicted by the numbers: {problem}",
