@@ -111,16 +111,21 @@ def triggers(state: LedgerState) -> list[Finding]:
     for version in recent:
         gates = version.front.conclusion.gates if version.front.conclusion else []
         for stat in gates:
+            gate_cfg = state.config.gates.get(stat.gate)
+            # Per gate where set: one tolerance cannot fit metrics of different scales.
+            tolerance = cfg.noop_tolerance
+            if gate_cfg is not None and gate_cfg.noop_tolerance is not None:
+                tolerance = gate_cfg.noop_tolerance
             if (
                 stat.gate in version.front.noop_gates
                 and stat.delta is not None
-                and (abs(stat.delta) > cfg.noop_tolerance)
+                and (abs(stat.delta) > tolerance)
             ):
                 fired.append(
                     Finding(
                         EVAL_NOISE,
                         f"{version.id}: gate '{stat.gate}' was registered as unaffected but moved "
-                        f"by {stat.delta:+.4g} (tolerance {cfg.noop_tolerance:g})",
+                        f"by {stat.delta:+.4g} (tolerance {tolerance:g})",
                         "git ledger reflect",
                         {"version": version.id, "gate": stat.gate, "delta": stat.delta},
                     )

@@ -256,3 +256,20 @@ def test_a_registered_effect_decides_between_confirmed_and_refuted(repo: Repo) -
     reached = repo.run("conclude", "V3", "--verdict", "refuted", "--next", "x")
     assert reached.code == 1 and "reaches the registered effect" in reached.err
     _conclude(repo, "V3", "confirmed")
+
+
+def test_noop_tolerance_can_be_set_per_gate(bare_repo: Repo) -> None:
+    bare_repo.write("ledger.toml", (
+        '[gates.recent]\nmetric = "score"\nnoise_floor = 1.0\n[gates.recent.metrics]\nscore = "$.score"\n'
+        '[gates.wide]\nmetric = "score"\nnoise_floor = 1.0\nnoop_tolerance = 50.0\n'
+        '[gates.wide.metrics]\nscore = "$.score"\n[triggers]\nnoop_tolerance = 0.5\n'))
+    bare_repo.ok("init")
+    register(bare_repo, "V1")
+    measure(bare_repo, "V1", "recent", 10.0)
+    measure(bare_repo, "V1", "wide", 100.0)
+    _conclude(bare_repo, "V1", "confirmed")
+    register(bare_repo, "V2", extra=("--noop-gates", "wide"))
+    measure(bare_repo, "V2", "recent", 14.0)
+    measure(bare_repo, "V2", "wide", 110.0)  # moved 10: fine for this gate's own tolerance
+    _conclude(bare_repo, "V2", "confirmed")
+    assert bare_repo.run("triggers").code == 0

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from ledger import output
-from ledger.baseline import compare, standing_baseline
 from ledger.context import open_context
 from ledger.errors import BadInput
 from ledger.model.ids import check_safe
 from ledger.render.markdown import fmt
 from ledger.state import LedgerState, load_state
+from ledger.verdicts import evidence
 
 
 def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
@@ -23,18 +23,11 @@ def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
         for r in state.results
         if r.data.version == vid
     ]
-    gates = sorted(
-        {r.data.gate for r in state.results if r.data.version == vid} | {version.front.gate}
-    )
     conclusion = version.front.conclusion
     if conclusion is not None:
-        evidence = [g.model_dump(mode="json") for g in conclusion.gates]
-    else:
-        evidence = [
-            compare(state, vid, g, standing_baseline(state, g, before=vid)).model_dump(mode="json")
-            for g in gates
-            if g in state.config.gates
-        ]
+        evidence_rows = [g.model_dump(mode="json") for g in conclusion.gates]
+    else:  # the targeted gate first, as conclude will see it
+        evidence_rows = [g.model_dump(mode="json") for g in evidence(state, vid)]
     reflection = state.reflection_for(vid)
     return {
         "id": vid,
@@ -46,7 +39,7 @@ def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
         "verdict": conclusion.verdict if conclusion else None,
         "override": conclusion.override if conclusion else None,
         "conclusion": conclusion.model_dump(mode="json", exclude={"gates"}) if conclusion else None,
-        "evidence": evidence,
+        "evidence": evidence_rows,
         "results": results,
         "reflection": reflection.front.id if reflection else None,
     }

@@ -22,7 +22,9 @@ Direction = Literal["higher", "lower"]
 
 
 class _Table(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a model builds its validator on first use, so a verb pays
+    # start-up only for the models it touches.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class MetricSpec(_Table):
@@ -49,6 +51,7 @@ class GateConfig(_Table):
     unit: str = ""
     window_floor: float | None = None
     command: list[str] | None = None
+    noop_tolerance: float | None = Field(default=None, ge=0)
     metrics: dict[str, MetricSpec]
 
     @field_validator("metrics", mode="before")

@@ -46,7 +46,9 @@ REFLECTION_SECTIONS: tuple[str, ...] = (
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a model builds its validator on first use, so a verb pays
+    # start-up only for the models it touches.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class GateStat(_Entry):
