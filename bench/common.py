@@ -94,3 +94,15 @@ def report(name: str, ours: list[float], theirs: list[float], baseline: str) -> 
         flush=True,
     )
     return ratio
+
+
+def git_add_commit(repo: Path, path: Path, env: dict[str, str]) -> float:
+    """Seconds for ``git add PATH && git commit`` with hooks off: the baseline transition."""
+
+    def both() -> None:
+        for args in (["add", str(path)], ["commit", "-q", "-m", "x"]):
+            subprocess.run(
+                ["git", "-c", "core.hooksPath=/dev/null", *args], cwd=repo, env=env, check=True
+            )
+
+    return timed(both)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, median_spread, sealed_env, timed
+from bench.common import ROOT, git_add_commit, median_spread, sealed_env, timed
 from bench.ledgergen import generate
 
 CACHE = ROOT / "bench" / "out" / "ledgers"
@@ -61,7 +61,6 @@ def status_scaling(env: dict[str, str], tmp: Path) -> tuple[float, float]:
 
 def transition(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     import os
-    import subprocess
 
     from ledger.commands import record as record_cmd
     from ledger.ingest import Measurement
@@ -91,24 +90,7 @@ def transition(env: dict[str, str], tmp: Path) -> tuple[float, float]:
         plain = repo / "notes" / f"{i}.json"
         plain.parent.mkdir(exist_ok=True)
         plain.write_text(results.read_text())
-        theirs.append(
-            timed(
-                lambda plain=plain: (
-                    subprocess.run(
-                        ["git", "-c", "core.hooksPath=/dev/null", "add", str(plain)],
-                        cwd=repo,
-                        env=env,
-                        check=True,
-                    ),
-                    subprocess.run(
-                        ["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "x"],
-                        cwd=repo,
-                        env=env,
-                        check=True,
-                    ),
-                )
-            )
-        )
+        theirs.append(git_add_commit(repo, plain, env))
     return median_spread(ours)[0], median_spread(theirs)[0]
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import median_spread, report, sealed_env, timed
+from bench.common import git_add_commit, median_spread, report, sealed_env, timed
 from bench.ledgergen import generate
 
 
@@ -179,24 +179,7 @@ class Bench:
             plain = repo / "notes" / f"plain-{i}.json"
             plain.parent.mkdir(exist_ok=True)
             plain.write_text(results.read_text())
-            git_times.append(
-                timed(
-                    lambda plain=plain: (
-                        subprocess.run(
-                            ["git", "-c", "core.hooksPath=/dev/null", "add", str(plain)],
-                            cwd=repo,
-                            env=self.env,
-                            check=True,
-                        )
-                        and subprocess.run(
-                            ["git", "-c", "core.hooksPath=/dev/null", "commit", "-q", "-m", "x"],
-                            cwd=repo,
-                            env=self.env,
-                            check=True,
-                        )
-                    )
-                )
-            )
+            git_times.append(git_add_commit(repo, plain, self.env))
             proc_times.append(
                 self.cli(repo, "record", vid, "--gate", "recent", "--seed", "1", str(results))
             )

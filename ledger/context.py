@@ -62,6 +62,17 @@ def load_config(store: Store, snap: Snapshot | None = None) -> tuple[LedgerConfi
     return parse_config(text, name), name
 
 
+def open_preset(cwd: Path | str, preset: str) -> Context:
+    """The context of a ledger that must be of ``preset`` (a campaign verb in a campaign)."""
+    ctx = open_context(cwd)
+    if ctx.config.ledger.preset != preset:
+        raise BadInput(
+            f"this ledger's preset is {ctx.config.ledger.preset!r}, not {preset!r}",
+            f"use a repository set up with git ledger init --preset {preset}",
+        )
+    return ctx
+
+
 def open_store(cwd: Path | str = ".") -> Store:
     return Store(cwd)
 

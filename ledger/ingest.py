@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from ledger.errors import BadInput, Refused
 from ledger.model.config import LedgerConfig
 from ledger.model.documents import dump_json, is_finite_number, load_json
-from ledger.model.entries import Provenance, ResultFile
+from ledger.model.entries import Provenance, ResultFile, result_stem
 from ledger.model.ids import check_safe
 from ledger.model.jsonpath import MISSING, resolve
 from ledger.state import Version
@@ -36,12 +36,8 @@ class Measurement:
 
 
 def result_path(dir_: str, m: Measurement, failed: bool = False) -> str:
-    key = f"seed-{m.seed}" if m.seed is not None else f"window-{m.window}"
-    if m.replicate is not None:
-        key += f"-r{m.replicate}"
-    if failed:
-        key += "-failed"
-    return f"{dir_}/results/{m.version}/{m.gate}/{key}.json"
+    stem = result_stem(m.seed, m.window, m.replicate, failed)
+    return f"{dir_}/results/{m.version}/{m.gate}/{stem}.json"
 
 
 def extract_metrics(config: LedgerConfig, gate: str, data: object, where: str) -> dict[str, float]:

@@ -26,6 +26,7 @@ from ledger.model.entries import (
     ReflectionFront,
     ResultFile,
     VersionFront,
+    result_stem,
 )
 from ledger.model.ids import VersionId, try_parse_version
 from ledger.store import Snapshot, Store
@@ -230,18 +231,17 @@ def check_placement(kind: str, rel: str, model: dict[str, Any]) -> str | None:
         return f"file name does not match its id {model['id']!r}"
     if kind == "result":
         parts = rel.split("/")
-        key = (
-            f"seed-{model['seed']}"
-            if model.get("seed") is not None
-            else f"window-{model.get('window')}"
+        stem = result_stem(
+            model.get("seed"),
+            model.get("window"),
+            model.get("replicate"),
+            model.get("status") == "failed",
         )
-        if model.get("replicate") is not None:
-            key += f"-r{model['replicate']}"
-        if model.get("status") == "failed":
-            key += "-failed"
-        expected = ["results", model["version"], model["gate"]]
-        if parts[:3] != expected or not parts[3].startswith(key):
-            return f"path does not match version/gate/seed inside it (expected results/{model['version']}/{model['gate']}/{key}*.json)"
+        expected = ["results", model["version"], model["gate"], f"{stem}.json"]
+        if parts != expected:
+            return (
+                f"path does not match version/gate/seed inside it (expected {'/'.join(expected)})"
+            )
     return None
 
 

@@ -6,33 +6,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ledger.store import Snapshot, Store, Transition
+from ledger.store import Store
+from tests.writer import write_notes
 
 
-def main(repo: str, count: int, every: int, tag: str) -> int:
-    store = Store(Path(repo))
-    for i in range(count):
-        path = f"training_log/notes/{tag}-{i:04d}.json"
-
-        def build(snap: Snapshot, path: str = path, i: int = i) -> Transition:
-            return Transition(
-                kind="note",
-                step=f"{tag}-{i}",
-                subject=f"note {tag} {i}",
-                writes={path: f'{{"i": {i}, "tag": "{tag}"}}\n'.encode()},
-            )
-
-        store.transact(build)
-        if (i + 1) % every == 0:
-            subprocess.run(
-                [sys.executable, "-m", "ledger", "sync", "--json"],
-                cwd=repo,
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
+def sync(repo: str) -> None:
     subprocess.run(
         [sys.executable, "-m", "ledger", "sync"], cwd=repo, check=True, stdout=subprocess.DEVNULL
     )
+
+
+def main(repo: str, count: int, every: int, tag: str) -> int:
+    write_notes(
+        Store(Path(repo)), count, tag, lambda i: sync(repo) if (i + 1) % every == 0 else None
+    )
+    sync(repo)
     return 0
 
 

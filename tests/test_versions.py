@@ -259,10 +259,14 @@ def test_a_registered_effect_decides_between_confirmed_and_refuted(repo: Repo) -
 
 
 def test_noop_tolerance_can_be_set_per_gate(bare_repo: Repo) -> None:
-    bare_repo.write("ledger.toml", (
-        '[gates.recent]\nmetric = "score"\nnoise_floor = 1.0\n[gates.recent.metrics]\nscore = "$.score"\n'
-        '[gates.wide]\nmetric = "score"\nnoise_floor = 1.0\nnoop_tolerance = 50.0\n'
-        '[gates.wide.metrics]\nscore = "$.score"\n[triggers]\nnoop_tolerance = 0.5\n'))
+    bare_repo.write(
+        "ledger.toml",
+        (
+            '[gates.recent]\nmetric = "score"\nnoise_floor = 1.0\n[gates.recent.metrics]\nscore = "$.score"\n'
+            '[gates.wide]\nmetric = "score"\nnoise_floor = 1.0\nnoop_tolerance = 50.0\n'
+            '[gates.wide.metrics]\nscore = "$.score"\n[triggers]\nnoop_tolerance = 0.5\n'
+        ),
+    )
     bare_repo.ok("init")
     register(bare_repo, "V1")
     measure(bare_repo, "V1", "recent", 10.0)

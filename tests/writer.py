@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from ledger.store import Snapshot, Store, Transition
 
 
-def main(repo: str, count: int, tag: str) -> int:
-    store = Store(Path(repo))
+def write_notes(
+    store: Store, count: int, tag: str, after_each: Callable[[int], None] | None = None
+) -> None:
+    """``count`` transitions, each adding one note file."""
     for i in range(count):
         path = f"training_log/notes/{tag}-{i:04d}.json"
 
@@ -22,6 +25,12 @@ def main(repo: str, count: int, tag: str) -> int:
             )
 
         store.transact(build)
+        if after_each is not None:
+            after_each(i)
+
+
+def main(repo: str, count: int, tag: str) -> int:
+    write_notes(Store(Path(repo)), count, tag)
     return 0
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from ledger import batches, output
 from ledger.batches import Batches
-from ledger.context import Context, open_context
+from ledger.context import Context, open_context, open_preset
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import dump_json, load_json
 from ledger.model.ids import check_safe
@@ -17,13 +17,7 @@ from ledger.store import Snapshot, Transition, write_atomic
 
 
 def _ctx(cwd: Path) -> Context:
-    ctx = open_context(cwd)
-    if ctx.config.ledger.preset != "batches":
-        raise BadInput(
-            f"this ledger's preset is {ctx.config.ledger.preset!r}, not 'batches'",
-            "git ledger init --preset batches",
-        )
-    return ctx
+    return open_preset(cwd, "batches")
 
 
 def _trace_ride_along(ctx: Context, b: Batches) -> dict[str, bytes | None]:

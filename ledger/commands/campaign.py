@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ledger import campaign, gitcli, output, rules
 from ledger.campaign import Campaign, Candidate
-from ledger.context import Context, open_context
+from ledger.context import Context, open_preset
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import decode_text, dump_json
 from ledger.store import Snapshot, Transition
@@ -34,13 +34,7 @@ CONTRACT_SKELETON = """\
 
 
 def _ctx(cwd: Path) -> Context:
-    ctx = open_context(cwd)
-    if ctx.config.ledger.preset != "campaign":
-        raise BadInput(
-            f"this ledger's preset is {ctx.config.ledger.preset!r}, not 'campaign'",
-            "git ledger init --preset campaign in a repository for the campaign",
-        )
-    return ctx
+    return open_preset(cwd, "campaign")
 
 
 def _say(as_json: bool, data: dict[str, object], text: str) -> None:

@@ -11,7 +11,6 @@ and only those the ledger itself recorded.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -19,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ledger import gitcli, output
+from ledger import gitcli, output, runfiles
 from ledger.context import load_config, open_store
 from ledger.errors import LedgerError
 from ledger.store import Snapshot, Store, Transition
@@ -195,21 +194,6 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
         report.fixed.append(f"autosaved {path} ({commit_id[:10]})")
 
 
-def recorded_runs(store: Store) -> list[dict[str, object]]:
-    runs_dir = store.ledger_state_dir / "runs"
-    found = []
-    if runs_dir.is_dir():
-        for path in sorted(runs_dir.glob("*.json")):
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, ValueError):
-                continue
-            if isinstance(data, dict):
-                data["_file"] = str(path)
-                found.append(data)
-    return found
-
-
 def pid_alive(pid: int, cmd_hint: str) -> bool:
     try:
         cmdline = (
@@ -221,7 +205,7 @@ def pid_alive(pid: int, cmd_hint: str) -> bool:
 
 
 def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None:
-    for run in recorded_runs(store):
+    for run in runfiles.records(store.ledger_state_dir / "runs"):
         pid = run.get("pid")
         if not isinstance(pid, int):
             continue
@@ -239,7 +223,7 @@ def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None
                     "(git ledger wait, or doctor --fix --stop-runs)"
                 )
         elif fix:
-            Path(str(run["_file"])).unlink(missing_ok=True)
+            Path(str(run["file"])).unlink(missing_ok=True)
             report.fixed.append(f"cleared the record of a finished run {label}")
         else:
             report.info.append(f"recorded run {label} is gone; --fix clears its record")

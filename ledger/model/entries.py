@@ -168,6 +168,14 @@ class Provenance(_Entry):
     replaced: str | None = None
 
 
+def result_stem(seed: str | None, window: str | None, replicate: int | None, failed: bool) -> str:
+    """The file name (without .json) of a result: seed-42, window-w3-r2, seed-1-failed."""
+    stem = f"seed-{seed}" if seed is not None else f"window-{window}"
+    if replicate is not None:
+        stem += f"-r{replicate}"
+    return stem + ("-failed" if failed else "")
+
+
 class ResultFile(_Entry):
     version: str
     gate: str
