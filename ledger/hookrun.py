@@ -74,6 +74,19 @@ def locate() -> tuple[str, str, str] | None:
         # githooks(5): a hook runs at the top of the work tree with GIT_DIR set.
         top = os.getcwd()
         gitdir = os.path.abspath(gitdir)
+    elif os.environ.get("GIT_INDEX_FILE") and os.path.exists(".git"):
+        # A commit hook: git sets GIT_INDEX_FILE (not GIT_DIR) and runs it at the
+        # top of the work tree, where .git is the git dir or, in a linked
+        # worktree, a "gitdir: <path>" file. No need to ask git (~4 ms a hook).
+        top = os.getcwd()
+        if os.path.isdir(".git"):
+            gitdir = os.path.abspath(".git")
+        else:
+            with open(".git") as handle:
+                pointer = handle.read().strip()
+            if not pointer.startswith("gitdir: "):
+                return None
+            gitdir = os.path.normpath(os.path.join(top, pointer[len("gitdir: ") :]))
     else:
         try:
             top, gitdir = git("rev-parse", "--show-toplevel", "--absolute-git-dir").splitlines()[:2]
