@@ -7,7 +7,9 @@ printed only next to the ratio they explain.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,6 +44,7 @@ class Sandbox:
 
     def __init__(self, name: str) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix=f"ledger-bench-{name}-"))
+        atexit.register(shutil.rmtree, self.tmp, True)  # never leave sandboxes behind
         (self.tmp / "home").mkdir()
         self.env = sealed_env(self.tmp / "home")
         self.repo = self.tmp / "repo"

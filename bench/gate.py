@@ -59,6 +59,24 @@ def status_scaling(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     return median_spread(high)[0], median_spread(low)[0]
 
 
+def status_warm(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    """Warm ``git ledger status --json`` at 1,000 steps vs ``git status`` in the same repository."""
+    import subprocess
+
+    repo = cached_ledger(1000, env, tmp)
+    ledger_cli(repo, env, "status", "--json")
+    ours = [ledger_cli(repo, env, "status", "--json") for _ in range(5)]
+    theirs = [
+        timed(
+            lambda: subprocess.run(
+                ["git", "status", "--porcelain"], cwd=repo, env=env, check=True, capture_output=True
+            )
+        )
+        for _ in range(5)
+    ]
+    return median_spread(ours)[0], median_spread(theirs)[0]
+
+
 def transition(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     import os
 
@@ -106,7 +124,12 @@ def hooks(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     return found["ledger_added"], found["framework_added"]
 
 
-GATES = {"status-scaling": status_scaling, "transition": transition, "hooks": hooks}
+GATES = {
+    "status-scaling": status_scaling,
+    "status-warm": status_warm,
+    "transition": transition,
+    "hooks": hooks,
+}
 
 
 def main() -> int:
