@@ -7,9 +7,13 @@ that only need the text, such as the status cache's key, stay cheap.
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 from ledger.errors import BadInput
-from ledger.store import Snapshot, Store
+
+TYPE_CHECKING = False  # see hookrun.py: no typing import on light paths
+if TYPE_CHECKING:
+    from ledger.store import Snapshot, Store
 
 CONFIG_FILE = "ledger.toml"
 PYPROJECT = "pyproject.toml"
@@ -33,6 +37,21 @@ def _decode(data: bytes, name: str) -> str:
         raise BadInput(f"{name}: not valid UTF-8 (byte {exc.start})") from None
 
 
+def read_worktree_config(workdir: Path) -> tuple[str, str] | None:
+    """(file name, text) of the configuration in a work tree, without opening the repository."""
+    for name in (CONFIG_FILE, PYPROJECT):
+        path = workdir / name
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise BadInput(f"{name} is not a regular file", "replace it with a plain file")
+        if not path.is_file():
+            continue
+        text = _decode(path.read_bytes(), name)
+        if name == PYPROJECT and not has_tool_ledger(text):
+            continue
+        return name, text
+    return None
+
+
 def read_config_text(store: Store, snap: Snapshot | None = None) -> tuple[str, str] | None:
     """(file name, text) of the ledger configuration.
 
@@ -40,15 +59,10 @@ def read_config_text(store: Store, snap: Snapshot | None = None) -> tuple[str, s
     a user who edits ledger.toml sees the effect (and transitions then insist
     the edit is committed). Historical reads pass the snapshot to read instead.
     """
+    if snap is None and store.workdir is not None:
+        return read_worktree_config(store.workdir)
     for name in (CONFIG_FILE, PYPROJECT):
-        data: bytes | None
-        if snap is None and store.workdir is not None:
-            path = store.workdir / name
-            if path.is_symlink() or (path.exists() and not path.is_file()):
-                raise BadInput(f"{name} is not a regular file", "replace it with a plain file")
-            data = path.read_bytes() if path.is_file() else None
-        else:
-            data = (snap or store.snapshot()).read(name)
+        data = (snap or store.snapshot()).read(name)
         if data is None:
             continue
         text = _decode(data, name)

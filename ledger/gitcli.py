@@ -111,3 +111,33 @@ class DirtyCheck:
                 raise LedgerError("git status failed while checking the work tree")
             self._answer = bool(out.strip(b"\0"))
         return bool(self._answer)
+
+
+def locate(cwd: Path) -> tuple[Path, Path]:
+    """(top level of the work tree, common git dir) of the repository at ``cwd``."""
+    proc = run(["rev-parse", "--show-toplevel", "--git-common-dir"], cwd, check=False)
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) < 2:
+        raise BadInput(
+            f"not a git repository (or a bare one): {cwd.resolve()}",
+            "run 'git init' first, or pass -C <repo>",
+        )
+    top = Path(lines[0])
+    common = Path(lines[1])
+    return top, common if common.is_absolute() else (cwd / common).resolve()
+
+
+def head_ids(top: Path, directory: str) -> tuple[str, str, str] | None:
+    """(HEAD commit, tree id of ``directory`` at HEAD, HEAD's symbolic name), in one call.
+
+    None when any of them does not exist (an unborn branch, no ledger dir yet):
+    callers then take the full path, which knows how to say why.
+    """
+    # --symbolic-full-name applies only to the arguments after it.
+    proc = run(
+        ["rev-parse", "HEAD", f"HEAD:{directory}", "--symbolic-full-name", "HEAD"], top, check=False
+    )
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != 3:
+        return None
+    return lines[0], lines[1], lines[2]

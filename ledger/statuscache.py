@@ -3,8 +3,8 @@
 The ledger's state is a pure function of the ledger dir's tree and the
 configuration, so the state-derived part of ``status`` is cached under
 ``.git/ledger/cache/status.json`` keyed by (git-ledger version, config text,
-tree id of the ledger dir). A warm ``status`` then costs one tree lookup
-whatever the ledger's size, and imports neither pydantic nor scipy. Entries
+tree id of the ledger dir). A warm ``status`` then costs two git calls
+whatever the ledger's size, and imports neither pygit2, pydantic nor scipy. Entries
 that change nothing in the ledger dir (code commits) keep the key; any
 change to an entry or to the config makes a new one. Derived data only:
 delete it any time.
@@ -15,30 +15,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from ledger import __version__
-from ledger.configfile import ledger_dir
-from ledger.store import Store
 
 KEEP = 8
 
 
-def key(store: Store, name: str, text: str) -> str | None:
-    directory = ledger_dir(name, text)
-    if directory is None:
-        return None
-    tree = store.snapshot().tree_id(directory) or "none"
+def key(name: str, text: str, tree: str) -> str:
     return hashlib.sha256(f"{__version__}\0{name}\0{text}\0{tree}".encode()).hexdigest()
 
 
-def _path(store: Store) -> str:
-    return str(store.ledger_state_dir / "cache" / "status.json")
-
-
-def get(store: Store, cache_key: str) -> dict[str, Any] | None:
+def get(state_dir: Path, cache_key: str) -> dict[str, Any] | None:
     try:
-        with open(_path(store)) as handle:
+        with open(state_dir / "cache" / "status.json") as handle:
             data = json.load(handle)
     except (OSError, ValueError):
         return None
@@ -46,8 +37,8 @@ def get(store: Store, cache_key: str) -> dict[str, Any] | None:
     return hit if isinstance(hit, dict) else None
 
 
-def put(store: Store, cache_key: str, value: dict[str, Any]) -> None:
-    path = _path(store)
+def put(state_dir: Path, cache_key: str, value: dict[str, Any]) -> None:
+    path = str(state_dir / "cache" / "status.json")
     try:
         with open(path) as handle:
             data = json.load(handle)

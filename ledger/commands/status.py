@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledger import output, statuscache
-from ledger.configfile import read_config_text
+from ledger import gitcli, output, statuscache
+from ledger.configfile import ledger_dir, read_worktree_config
 from ledger.runfiles import running
-from ledger.store import Store
 
 if TYPE_CHECKING:
     from ledger.state import LedgerState
@@ -66,24 +65,29 @@ def summary(state: LedgerState) -> dict[str, Any]:
 
 
 def status_data(cwd: Path) -> dict[str, Any]:
-    store = Store(cwd)
-    found = read_config_text(store)
-    cache_key = statuscache.key(store, *found) if found is not None else None
-    data = statuscache.get(store, cache_key) if cache_key else None
-    if data is None:
+    """Status from the cache when the ledger tree and config are known (two git calls),
+    else from the ledger itself."""
+    top, common = gitcli.locate(cwd)
+    found = read_worktree_config(top)
+    directory = ledger_dir(*found) if found is not None else None
+    ids = gitcli.head_ids(top, directory) if directory is not None else None
+    state_dir = common / "ledger"
+    cache_key = statuscache.key(found[0], found[1], ids[1]) if found and ids else None
+    data = statuscache.get(state_dir, cache_key) if cache_key else None
+    if data is None or ids is None:
         from ledger.context import open_context
 
         ctx = open_context(cwd)  # validates the configuration; a bad one is exit 2
         data = summary(ctx.state())
         if cache_key:
-            statuscache.put(store, cache_key, data)
-    detached = store.repo.head_is_detached
-    data["branch"] = None if detached else store.branch().removeprefix("refs/heads/")
-    data["commit"] = store.resolve(None)
-    data["runs"] = {
-        "running": running(store.ledger_state_dir / "runs"),
-        "failed": data.pop("failed_runs"),
-    }
+            statuscache.put(state_dir, cache_key, data)
+        detached = ctx.store.repo.head_is_detached
+        data["branch"] = None if detached else ctx.store.branch().removeprefix("refs/heads/")
+        data["commit"] = ctx.store.resolve(None)
+    else:
+        data["branch"] = ids[2].removeprefix("refs/heads/") if ids[2] != "HEAD" else None
+        data["commit"] = ids[0]
+    data["runs"] = {"running": running(state_dir / "runs"), "failed": data.pop("failed_runs")}
     return data
 
 
