@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def sealed_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "LEDGER_"))}
+    # Bytecode is cached as for any installed package (pip compiles DVC's at install
+    # time); a machine-wide PYTHONDONTWRITEBYTECODE would recompile ours every run.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
     env.update(
         {
