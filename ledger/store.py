@@ -524,23 +524,23 @@ class Store:
                     self._check_worktree(snap, transition.writes, index)
                 try:
                     tree_id = self._build_tree(snap.tree, transition.writes)
+                    if snap.tree is not None and tree_id == str(snap.tree.id):
+                        raise Refused(f"nothing to record for {transition.step}: no file changes")
+                    commit_id = str(
+                        self.repo.create_commit(
+                            None,
+                            author,
+                            committer,
+                            transition.message(),
+                            pygit2.Oid(hex=tree_id),
+                            [pygit2.Oid(hex=tip)] if tip else [],
+                        )
+                    )
                 except (OSError, pygit2.GitError) as exc:
                     # Nothing is referenced yet: loose objects at most, which gc collects.
                     raise BadInput(
                         f"cannot write git objects: {exc}", "free some disk space and retry"
                     ) from None
-                if snap.tree is not None and tree_id == str(snap.tree.id):
-                    raise Refused(f"nothing to record for {transition.step}: no file changes")
-                commit_id = str(
-                    self.repo.create_commit(
-                        None,
-                        author,
-                        committer,
-                        transition.message(),
-                        pygit2.Oid(hex=tree_id),
-                        [pygit2.Oid(hex=tip)] if tip else [],
-                    )
-                )
                 fault_point("after-objects")
                 self._write_journal(branch, tip, commit_id, transition.writes)
                 reflog = f"ledger: {transition.kind} {transition.step}"
