@@ -88,9 +88,18 @@ class LedgerState:
     phase: PhaseFront | None = None
     problems: list[tuple[str, str]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    # Lookup indexes, built on first use: rules ask per version and gate, and a
+    # scan per question made them O(versions x results) at 10,000 steps.
+    # init=False, so dataclasses.replace() (new lists) starts without them.
+    _versions_by_id: dict[str, Version] | None = field(default=None, init=False, repr=False)
+    _results_by_key: dict[tuple[str, str], list[Result]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def version(self, vid: str) -> Version | None:
-        return next((v for v in self.versions if v.id == vid), None)
+        if self._versions_by_id is None or len(self._versions_by_id) != len(self.versions):
+            self._versions_by_id = {v.id: v for v in self.versions}
+        return self._versions_by_id.get(vid)
 
     def open_versions(self) -> list[Version]:
         return [v for v in self.versions if not v.concluded and not v.front.matrix]
@@ -105,13 +114,13 @@ class LedgerState:
         return [v for v in self.versions if v.concluded]
 
     def results_for(self, vid: str, gate: str, *, ok_only: bool = True) -> list[Result]:
-        return [
-            r
-            for r in self.results
-            if r.data.version == vid
-            and r.data.gate == gate
-            and (r.data.status == "ok" or not ok_only)
-        ]
+        if self._results_by_key is None:
+            index: dict[tuple[str, str], list[Result]] = {}
+            for r in self.results:
+                index.setdefault((r.data.version, r.data.gate), []).append(r)
+            self._results_by_key = index
+        found = self._results_by_key.get((vid, gate), [])
+        return [r for r in found if r.data.status == "ok" or not ok_only]
 
     def reflection_for(self, vid: str) -> Reflection | None:
         return next((r for r in self.reflections if r.front.after == vid), None)
