@@ -23,7 +23,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import git_add_commit, median_spread, report, sealed_env, timed
-from bench.ledgergen import generate
 
 
 class Bench:
@@ -39,16 +38,19 @@ class Bench:
         self.ratios: dict[str, float] = {}
 
     def ledger_repo(self, steps: int) -> Path:
+        """A fresh copy of a generated ledger of ``steps`` (generated once, cached in bench/out/)."""
         if steps not in self.ledgers:
+            from bench.gate import CACHE, cached_ledger
+
             started = time.perf_counter()
-            path = self.tmp / f"ledger-{steps}"
-            generate(path, steps, env=self.env)
+            fresh = not (CACHE / f"ledger-{steps}" / ".git").exists()
+            self.ledgers[steps] = cached_ledger(steps, self.env, self.tmp)
+            verb = "generated" if fresh else "copied"
             print(
-                f"# generated a ledger of {steps} steps ({steps * 5} results) in "
+                f"# {verb} a ledger of {steps} steps ({steps * 5} results) in "
                 f"{time.perf_counter() - started:.1f} s",
                 flush=True,
             )
-            self.ledgers[steps] = path
         return self.ledgers[steps]
 
     def cli(self, cwd: Path, *args: str) -> float:
