@@ -329,12 +329,22 @@ class Store:
     def commit_info(self, commit_id: str) -> CommitInfo:
         return _info(_get(self.repo, commit_id, pygit2.Commit))
 
-    def walk(self, rev: str | None = None, first_parent: bool = False) -> Iterator[CommitInfo]:
-        """Commits reachable from ``rev`` (default HEAD), newest first."""
+    def walk(
+        self, rev: str | None = None, first_parent: bool = False, *, lazy: bool = False
+    ) -> Iterator[CommitInfo]:
+        """Commits reachable from ``rev`` (default HEAD), newest first.
+
+        ``lazy``: by commit time only, so the first commits come without reading
+        the whole history (a topological sort must see every commit first); for
+        readers that stop early, such as ``log -n``.
+        """
         tip = self.resolve(rev)
         if tip is None:
             return
-        walker = self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        order = pygit2.enums.SortMode.TIME
+        if not lazy:
+            order |= pygit2.enums.SortMode.TOPOLOGICAL
+        walker = self.repo.walk(tip, order)
         if first_parent:
             walker.simplify_first_parent()
         for commit in walker:

@@ -30,7 +30,7 @@ def transition_of(info: CommitInfo) -> dict[str, Any] | None:
 def run(cwd: Path, rev: str | None, limit: int | None, step: str | None, as_json: bool) -> int:
     ctx = open_context(cwd)
     found: list[dict[str, Any]] = []
-    for info in ctx.store.walk(rev):
+    for info in ctx.store.walk(rev, lazy=limit is not None):
         entry = transition_of(info)
         if entry is None or (step is not None and entry["step"] != step):
             continue
