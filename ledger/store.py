@@ -25,7 +25,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
@@ -103,9 +103,6 @@ class CommitInfo:
                 return v
         return None
 
-    def trailer_all(self, key: str) -> list[str]:
-        return [v for k, v in self.trailers if k.lower() == key.lower()]
-
 
 def _info(commit: pygit2.Commit) -> CommitInfo:
     return CommitInfo(
@@ -139,7 +136,6 @@ class Snapshot:
     repo: pygit2.Repository
     commit_id: str | None
     tree: pygit2.Tree | None
-    _dirs: dict[str, pygit2.Tree | None] = field(default_factory=dict)
 
     def _object(self, path: str) -> pygit2.Object | None:
         if self.tree is None or not path:
@@ -184,13 +180,6 @@ class Snapshot:
                 elif entry.type_str == "blob":
                     out[path] = str(entry.id)
         return out
-
-    def entries(self, path: str) -> list[tuple[str, str, str]]:
-        """Direct children of a directory: (name, kind, object id)."""
-        root = self._object(path)
-        if not isinstance(root, pygit2.Tree):
-            return []
-        return [(str(e.name), str(e.type_str), str(e.id)) for e in root]
 
 
 def _parse_date(value: str) -> tuple[int, int]:
@@ -349,16 +338,6 @@ class Store:
             walker.simplify_first_parent()
         for commit in walker:
             yield _info(commit)
-
-    def changed_paths(self, commit_id: str, prefix: str = "") -> list[str]:
-        """Paths a commit changed against its first parent (all paths for a root)."""
-        commit = _get(self.repo, commit_id, pygit2.Commit)
-        if commit.parents:
-            diff = commit.parents[0].tree.diff_to_tree(commit.tree)
-        else:
-            diff = commit.tree.diff_to_tree(swap=True)
-        paths = {d.new_file.path for d in diff.deltas} | {d.old_file.path for d in diff.deltas}
-        return sorted(p for p in paths if p.startswith(prefix))
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         if ancestor == descendant:
