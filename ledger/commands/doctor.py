@@ -284,20 +284,50 @@ def check_hooks(store: Store, report: Report) -> None:
 
 
 def check_driver(store: Store, fix: bool, report: Report) -> None:
-    """.gitattributes names the views driver; .git/config must define it, or merges line-merge views."""
-    from ledger.mergeviews import DRIVER, driver_command
+    """The views merge driver: defined when .gitattributes names it, and never unsafe.
+
+    git runs the driver in the repository's top level on every merge of a
+    generated view (a plain ``git pull`` included). 0.1 defined it as
+    ``'<python>' -m ledger merge-driver ...``, which imports a ``ledger``
+    package from that directory first: anyone who can push could run code on
+    this machine. Such a definition is a security finding; ``--fix`` rewrites
+    it to the isolated form (:mod:`ledger.launch`).
+    """
+    from ledger.mergeviews import DRIVER, configure_driver, driver_command, driver_state
 
     workdir = store.workdir
     if workdir is None:
         return
+    state, current = driver_state(workdir)
+    if state == "current":
+        return
+    if state == "unsafe":
+        finding = (
+            f"security: the {DRIVER} merge driver in .git/config ({current}) starts Python "
+            "without isolation, so a merge imports code from the repository"
+        )
+        if fix:
+            configure_driver(workdir)
+            report.fixed.append(f"{finding}; rewrote it as {driver_command()}")
+        else:
+            report.problems.append(f"{finding}: git ledger doctor --fix")
+        return
+    if state == "other":
+        # Isolated, but another installation's (a moved venv): harmless while it exists.
+        if fix:
+            configure_driver(workdir)
+            report.fixed.append(f"pointed the {DRIVER} merge driver at this installation")
+        else:
+            report.info.append(
+                f"the {DRIVER} merge driver runs another installation of git-ledger "
+                f"({current}); git ledger doctor --fix points it at this one"
+            )
+        return
     attributes = workdir / ".gitattributes"
     if not attributes.is_file() or f"merge={DRIVER}" not in attributes.read_text(errors="replace"):
         return
-    if gitcli.config_get(workdir, f"merge.{DRIVER}.driver"):
-        return
     if fix:
-        gitcli.run(["config", f"merge.{DRIVER}.name", "git-ledger generated views"], workdir)
-        gitcli.run(["config", f"merge.{DRIVER}.driver", driver_command()], workdir)
+        configure_driver(workdir)
         report.fixed.append(f"defined the {DRIVER} merge driver in .git/config")
     else:
         report.problems.append(
