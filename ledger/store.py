@@ -50,18 +50,16 @@ def _get(repo: pygit2.Repository, oid: str | pygit2.Oid, kind: type[_O]) -> _O:
     return obj
 
 
-def fault_point(name: str) -> None:
-    """Test-only pause for crash tests: ``LEDGER_FAULT_PAUSE=<name>`` stops here.
+# Where a crash test may stop a transition ("after-objects", "after-ref",
+# "during-index"). The tests install a hook here from their own wrapper
+# process (tests/writer.py); the program itself never pauses and consults no
+# environment variable for it.
+fault_hook: Callable[[str], None] | None = None
 
-    The process announces it by creating ``$LEDGER_FAULT_SIGNAL`` and then waits
-    to be killed, so a test can SIGKILL it at exactly this point.
-    """
-    if os.environ.get("LEDGER_FAULT_PAUSE") != name:
-        return
-    signal_file = os.environ.get("LEDGER_FAULT_SIGNAL")
-    if signal_file:
-        Path(signal_file).write_text(name)
-    time.sleep(3600)
+
+def fault_point(name: str) -> None:
+    if fault_hook is not None:
+        fault_hook(name)
 
 
 @dataclass(frozen=True)
