@@ -301,39 +301,39 @@ def check_driver(store: Store, fix: bool, report: Report) -> None:
     state, current = driver_state(workdir)
     if state == "current":
         return
-    if state == "unsafe":
-        finding = (
+    if state == "missing":
+        attributes = workdir / ".gitattributes"
+        named = attributes.is_file() and f"merge={DRIVER}" in attributes.read_text(errors="replace")
+        if not named:
+            return
+    # state -> (where an unfixed finding goes, the finding, what --fix did)
+    findings = {
+        "unsafe": (
+            report.problems,
             f"security: the {DRIVER} merge driver in .git/config ({current}) starts Python "
-            "without isolation, so a merge imports code from the repository"
-        )
-        if fix:
-            configure_driver(workdir)
-            report.fixed.append(f"{finding}; rewrote it as {driver_command()}")
-        else:
-            report.problems.append(f"{finding}: git ledger doctor --fix")
-        return
-    if state == "other":
+            "without isolation, so a merge imports code from the repository",
+            f"rewrote the {DRIVER} merge driver as {driver_command()} (it imported code "
+            "from the repository)",
+        ),
         # Isolated, but another installation's (a moved venv): harmless while it exists.
-        if fix:
-            configure_driver(workdir)
-            report.fixed.append(f"pointed the {DRIVER} merge driver at this installation")
-        else:
-            report.info.append(
-                f"the {DRIVER} merge driver runs another installation of git-ledger "
-                f"({current}); git ledger doctor --fix points it at this one"
-            )
-        return
-    attributes = workdir / ".gitattributes"
-    if not attributes.is_file() or f"merge={DRIVER}" not in attributes.read_text(errors="replace"):
-        return
+        "other": (
+            report.info,
+            f"the {DRIVER} merge driver runs another installation of git-ledger ({current})",
+            f"pointed the {DRIVER} merge driver at this installation",
+        ),
+        "missing": (
+            report.problems,
+            f".gitattributes names merge={DRIVER} but .git/config does not define it "
+            "(a fresh clone)",
+            f"defined the {DRIVER} merge driver in .git/config",
+        ),
+    }
+    where, finding, done = findings[state]
     if fix:
         configure_driver(workdir)
-        report.fixed.append(f"defined the {DRIVER} merge driver in .git/config")
+        report.fixed.append(done)
     else:
-        report.problems.append(
-            f".gitattributes names merge={DRIVER} but .git/config does not define it "
-            "(a fresh clone): git ledger doctor --fix"
-        )
+        where.append(f"{finding}: git ledger doctor --fix")
 
 
 def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
