@@ -903,7 +903,16 @@ def _cwd_from(argv: list[str]) -> Path:
     return Path(".")
 
 
+WINDOWS_UNSUPPORTED = (
+    "git-ledger: error: Windows outside WSL is not supported "
+    "(supported: Linux, macOS, and Windows through WSL); run it inside WSL\n"
+)
+
+
 def main(argv: list[str] | None = None) -> None:
+    if sys.platform == "win32":  # hooks, locks and process handling are POSIX (README: Platforms)
+        sys.stderr.write(WINDOWS_UNSUPPORTED)
+        sys.exit(2)
     from ledger import output
     from ledger.errors import LedgerError
 

@@ -11,7 +11,6 @@ log tail, never as a result.
 
 from __future__ import annotations
 
-import json
 import os
 import string
 import subprocess
@@ -183,18 +182,16 @@ def plan(
 
 
 class RunRecords:
-    """PID files under .git/ledger/runs/: written before a run is waited on, removed when reaped."""
+    """PID files under .git/ledger/runs/: written before a run is waited on, removed when reaped.
+
+    Each names its process by PID and start time (see :mod:`ledger.runfiles`).
+    """
 
     def __init__(self, ctx: Context) -> None:
         self.dir = ctx.store.ledger_state_dir / "runs"
 
     def write(self, name: str, data: dict[str, object]) -> Path:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / f"{name}.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, path)
-        return path
+        return runfiles.write(self.dir, name, data)
 
     def all(self) -> list[dict[str, object]]:
         return runfiles.records(self.dir)

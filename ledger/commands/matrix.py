@@ -517,7 +517,7 @@ def clean(cwd: Path, mid: str, as_json: bool) -> int:
     live = [
         r
         for r in RunRecords(ctx).all()
-        if str(r.get("step", "")).startswith(f"{mid}.") and alive(int(str(r.get("pid", 0))))
+        if str(r.get("step", "")).startswith(f"{mid}.") and alive(r)
     ]
     if live:
         raise Refused(
