@@ -903,14 +903,10 @@ def _cwd_from(argv: list[str]) -> Path:
     return Path(".")
 
 
-WINDOWS_UNSUPPORTED = (
-    "git-ledger: error: Windows outside WSL is not supported "
-    "(supported: Linux, macOS, and Windows through WSL); run it inside WSL\n"
-)
-
-
 def main(argv: list[str] | None = None) -> None:
-    if sys.platform == "win32":  # hooks, locks and process handling are POSIX (README: Platforms)
+    if sys.platform == "win32":  # for callers that skip ledger.__main__ (README: Platforms)
+        from ledger.__main__ import WINDOWS_UNSUPPORTED
+
         sys.stderr.write(WINDOWS_UNSUPPORTED)
         sys.exit(2)
     from ledger import output
