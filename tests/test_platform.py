@@ -341,3 +341,16 @@ def test_console_script_checks_the_platform_before_importing_click() -> None:
     assert "Operating System :: POSIX :: Linux" in classifiers
     assert "Operating System :: MacOS" in classifiers
     assert not any("Windows" in c for c in classifiers)
+
+
+def test_doctor_reads_a_renamed_entry_as_one_entry(repo: Repo) -> None:
+    repo.write("training_log/notes-old.md", "notes\n")
+    repo.commit_all("docs(ledger): notes")
+    repo.git("mv", "training_log/notes-old.md", "training_log/notes-new.md")
+    found = repo.run("doctor", "--json")
+    problems = found.json()["problems"]
+    assert any("uncommitted ledger file training_log/notes-new.md (R)" in p for p in problems)
+    assert not any("ining_log" in p.replace("training_log", "") for p in problems), problems
+    fixed = repo.run("doctor", "--fix", "--json").json()
+    assert any("autosaved training_log/notes-new.md" in line for line in fixed["fixed"])
+    assert repo.git("show", "HEAD:training_log/notes-new.md") == "notes\n"

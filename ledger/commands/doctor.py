@@ -135,7 +135,18 @@ def uncommitted_entries(store: Store, directory: str) -> list[tuple[str, str]]:
     out = gitcli.output(
         ["status", "--porcelain", "--untracked-files=all", "-z", "--", directory], workdir
     )
-    return [(e[:2], e[3:]) for e in out.split("\0") if len(e) > 3]
+    # git-status(1), -z: "XY PATH\0", and for a rename or copy the source path
+    # follows as a field of its own ("R  NEW\0OLD\0"), not an entry.
+    fields = iter(out.split("\0"))
+    entries = []
+    for entry in fields:
+        if len(entry) < 4:
+            continue
+        code = entry[:2]
+        if "R" in code or "C" in code:
+            next(fields, None)
+        entries.append((code, entry[3:]))
+    return entries
 
 
 def check_entries(store: Store, directory: str, fix: bool, report: Report) -> None:
