@@ -354,3 +354,95 @@ def test_doctor_reads_a_renamed_entry_as_one_entry(repo: Repo) -> None:
     fixed = repo.run("doctor", "--fix", "--json").json()
     assert any("autosaved training_log/notes-new.md" in line for line in fixed["fixed"])
     assert repo.git("show", "HEAD:training_log/notes-new.md") == "notes\n"
+
+
+# --- names that differ only in letter case -----------------------------------------------
+
+
+def test_register_refuses_an_id_that_differs_from_a_taken_one_only_in_case(repo: Repo) -> None:
+    from tests.helpers import register
+
+    assert register(repo, "V2a").code == 0
+    before = fingerprint(repo.path)
+    for clash in ("V2A", "v2a", "v2A"):
+        refused = register(repo, clash)
+        assert refused.code == 2, refused.err
+        assert f"'{clash}' differs from 'V2a' only in letter case" in refused.err
+        assert refused.err.count("\n") == 1  # one line
+        assert fingerprint(repo.path) == before
+
+
+def test_gate_names_that_differ_only_in_case_are_refused_naming_both(repo: Repo) -> None:
+    config = repo.path / "ledger.toml"
+    text = config.read_text()
+    twin = text[text.index("[gates.recent]") : text.index("[stats]")]
+    config.write_text(text + "\n" + twin.replace("gates.recent", "gates.Recent"))
+    repo.commit_all("chore: a second gate")
+    before = fingerprint(repo.path)
+    for verb in (
+        ["status"],
+        ["register", "V1", "--bet", "b", "--gate", "recent", "--files", "a.py", "--falsifier", "f"],
+        ["doctor"],
+    ):
+        refused = repo.run(*verb)
+        assert refused.code == 2, (verb, refused.err, refused.out)
+        assert "'recent' and 'Recent' differ only in letter case" in refused.err, refused.err
+        assert fingerprint(repo.path) == before
+
+
+def test_matrix_cells_that_differ_only_in_case_are_refused(repo: Repo, tmp_path: Path) -> None:
+    spec = tmp_path / "cells.toml"
+    cell = 'bet = "b {n}"\ngate = "recent"\nfalsifier = "f"\nfiles = ["a.py"]\n'
+    spec.write_text(
+        "[cells.Ab]\n"
+        + cell.format(n=1)
+        + "[cells.AB]\n"
+        + cell.format(n=2)
+        + "[cells.C]\n"
+        + cell.format(n=3)
+    )
+    before = fingerprint(repo.path)
+    worktrees = repo.git("worktree", "list", "--porcelain")
+    refused = repo.run("matrix", "new", "V3", "--spec", str(spec))
+    assert refused.code == 2, refused.err
+    assert "cell name" in refused.err and "'Ab'" in refused.err and "'AB'" in refused.err
+    flags = repo.run("matrix", "new", "V3", "--cell", "A:one", "--cell", "a:two")
+    assert flags.code == 2 and "'a' differs from 'A' only in letter case" in flags.err
+    assert fingerprint(repo.path) == before
+    assert repo.git("worktree", "list", "--porcelain") == worktrees
+
+
+def test_a_result_file_that_differs_from_a_recorded_one_only_in_case_is_refused(
+    repo: Repo, tmp_path: Path
+) -> None:
+    from tests.helpers import register
+
+    assert register(repo, "V1").code == 0
+    results = tmp_path / "r.json"
+    results.write_text('{"score": 1.0}')
+    repo.ok("record", "V1", "--gate", "recent", "--seed", "a", str(results))
+    before = fingerprint(repo.path)
+    refused = repo.run("record", "V1", "--gate", "recent", "--seed", "A", str(results))
+    assert refused.code == 2, refused.err
+    assert "seed-A.json differs from" in refused.err and "seed-a.json" in refused.err
+    assert fingerprint(repo.path) == before
+
+
+def test_run_refuses_seeds_that_differ_only_in_case_before_running(repo: Repo) -> None:
+    from tests.helpers import register
+
+    config = repo.path / "ledger.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[gates.recent.metrics]",
+            'command = ["false", "{out}", "{seed}"]\n\n[gates.recent.metrics]',
+        )
+    )
+    repo.commit_all("chore: a gate command")
+    assert register(repo, "V1").code == 0
+    before = fingerprint(repo.path)
+    refused = repo.run("run", "V1", "--gate", "recent", "--seeds", "x,X")
+    assert refused.code == 2, refused.err
+    assert "seed 'X' differs from 'x' only in letter case" in refused.err
+    assert fingerprint(repo.path) == before
+    assert not (repo.path / ".git/ledger/runs/out").exists()
