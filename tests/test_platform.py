@@ -446,3 +446,31 @@ def test_run_refuses_seeds_that_differ_only_in_case_before_running(repo: Repo) -
     assert "seed 'X' differs from 'x' only in letter case" in refused.err
     assert fingerprint(repo.path) == before
     assert not (repo.path / ".git/ledger/runs/out").exists()
+
+
+def test_a_transition_never_writes_two_names_that_differ_only_in_case(repo: Repo) -> None:
+    from ledger.errors import BadInput
+    from ledger.store import Snapshot, Store, Transition
+
+    store = Store(repo.path)
+
+    def writes(files: dict[str, bytes | None]) -> None:
+        def build(snap: Snapshot) -> Transition:
+            return Transition(kind="test", step="t", subject="docs(ledger): t", writes=files)
+
+        store.transact(build)
+
+    writes({"training_log/notes/Topic.md": b"1\n"})
+    before = fingerprint(repo.path)
+    clashes = [
+        {"training_log/notes/topic.md": b"2\n"},  # beside a committed file
+        {"training_log/Notes/other.md": b"2\n"},  # beside a committed directory
+        {"training_log/new/a.md": b"1\n", "training_log/New/b.md": b"2\n"},  # within one
+    ]
+    for files in clashes:
+        with pytest.raises(BadInput, match="only in letter case"):
+            writes(files)
+        assert fingerprint(repo.path) == before
+    # A rename that changes only the case, in one transition, is not a clash.
+    writes({"training_log/notes/Topic.md": None, "training_log/notes/topic.md": b"1\n"})
+    assert repo.git("ls-files", "training_log/notes").split() == ["training_log/notes/topic.md"]
