@@ -113,18 +113,23 @@ def git_subcommand(argv: Sequence[str]) -> str | None:
 def git_processes_in(roots: Sequence[Path]) -> list[tuple[int, str]]:
     """Live git processes whose working directory is inside one of ``roots``.
 
-    Left out: this process, and every ``git ledger ...`` process. The latter is
-    git's dispatcher for this program (``git ledger doctor`` is a ``git``
-    process waiting for its ``git-ledger`` child, issue #16): it holds no
-    lock. A ``git commit`` that runs a hook which runs doctor is still counted
-    even though it is an ancestor: it may hold ``index.lock``.
+    Left out: this process, every ``git ledger ...`` process and every
+    ``git-ledger`` process. The first kind is git's dispatcher for this program
+    (``git ledger doctor`` is a ``git`` process waiting for its ``git-ledger``
+    child, issue #16): it holds no lock. The second is this program (the
+    console script's process is named after it): it holds git's index lock
+    only for the milliseconds of an index write, far below the stale age, and
+    its transitions hold its writer lock, which doctor checks separately; the
+    git processes it starts are counted as themselves. A
+    ``git commit`` that runs a hook which runs doctor is still counted even
+    though it is an ancestor: it may hold ``index.lock``.
     """
     resolved = [Path(r).resolve() for r in roots]
     me = os.getpid()
     found = []
     for proc in psutil.process_iter(["name"]):
         name = proc.info.get("name") or ""
-        if proc.pid == me or not name.startswith("git"):
+        if proc.pid == me or not name.startswith("git") or name.startswith("git-ledger"):
             continue
         try:
             cmdline = proc.cmdline()

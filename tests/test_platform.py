@@ -474,3 +474,38 @@ def test_a_transition_never_writes_two_names_that_differ_only_in_case(repo: Repo
     # A rename that changes only the case, in one transition, is not a clash.
     writes({"training_log/notes/Topic.md": None, "training_log/notes/topic.md": b"1\n"})
     assert repo.git("ls-files", "training_log/notes").split() == ["training_log/notes/topic.md"]
+
+
+def test_a_long_running_git_ledger_elsewhere_does_not_hold_a_stale_lock(repo: Repo) -> None:
+    # The console script's process is named git-ledger (like a git helper), and
+    # git's dispatcher of it is a git process: neither holds git's locks.
+    script = Path(sys.executable).parent / "git-ledger"
+    if not script.is_file():
+        pytest.skip("the git-ledger console script is not installed next to this python")
+    from ledger import processes
+
+    with sleeper() as run:
+        _record(repo, "run-live", run.pid, processes.start_time(run.pid), [sys.executable])
+        import psutil
+
+        waiters = [
+            subprocess.Popen([str(script), "wait"], cwd=repo.path, start_new_session=True),
+            subprocess.Popen(["git", "ledger", "wait"], cwd=repo.path, start_new_session=True),
+        ]
+        try:
+            for _ in range(500):  # both started: the script by name, git with its child
+                if psutil.Process(waiters[0].pid).name() == "git-ledger" and (
+                    psutil.Process(waiters[1].pid).children()
+                ):
+                    break
+                time.sleep(0.02)
+            lock = repo.path / ".git/index.lock"
+            lock.write_bytes(b"")
+            _age(lock, 30)
+            fixed = git_ledger(repo, "doctor", "--fix")
+            assert "removed stale lock" in fixed.stdout, fixed.stdout + fixed.stderr
+            assert all(w.poll() is None for w in waiters)  # still waiting all along
+        finally:
+            for waiter in waiters:
+                os.killpg(waiter.pid, signal.SIGKILL)
+                waiter.wait()
