@@ -901,6 +901,11 @@ def _cwd_from(argv: list[str]) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if sys.platform == "win32":  # for callers that skip ledger.__main__ (README: Platforms)
+        from ledger.__main__ import WINDOWS_UNSUPPORTED
+
+        sys.stderr.write(WINDOWS_UNSUPPORTED)
+        sys.exit(2)
     from ledger import output
     from ledger.errors import LedgerError
 

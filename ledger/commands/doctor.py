@@ -11,8 +11,6 @@ and only those the ledger itself recorded.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -31,26 +29,6 @@ class Report:
     problems: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)
-
-
-def git_processes_in(roots: list[Path]) -> list[tuple[int, str]]:
-    """Live git processes whose working directory is inside one of ``roots``."""
-    found = []
-    resolved = [r.resolve() for r in roots]
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            comm = (entry / "comm").read_text().strip()
-            if not comm.startswith("git"):
-                continue
-            cwd = (entry / "cwd").resolve()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if any(cwd == r or r in cwd.parents for r in resolved):
-            found.append((int(entry.name), cmdline.strip()))
-    return found
 
 
 def lock_files(store: Store) -> list[Path]:
@@ -90,6 +68,8 @@ def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -
     locks = lock_files(store)
     if not locks:
         return
+    from ledger.processes import git_processes_in
+
     live = git_processes_in([*worktree_roots(store), store.common_dir])
     ledger_free = store.writer_lock_free()
     now = time.time()
@@ -155,7 +135,18 @@ def uncommitted_entries(store: Store, directory: str) -> list[tuple[str, str]]:
     out = gitcli.output(
         ["status", "--porcelain", "--untracked-files=all", "-z", "--", directory], workdir
     )
-    return [(e[:2], e[3:]) for e in out.split("\0") if len(e) > 3]
+    # git-status(1), -z: "XY PATH\0", and for a rename or copy the source path
+    # follows as a field of its own ("R  NEW\0OLD\0"), not an entry.
+    fields = iter(out.split("\0"))
+    entries = []
+    for entry in fields:
+        if len(entry) < 4:
+            continue
+        code = entry[:2]
+        if "R" in code or "C" in code:
+            next(fields, None)
+        entries.append((code, entry[3:]))
+    return entries
 
 
 def check_entries(store: Store, directory: str, fix: bool, report: Report) -> None:
@@ -194,16 +185,6 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
         report.fixed.append(f"autosaved {path} ({commit_id[:10]})")
 
 
-def pid_alive(pid: int, cmd_hint: str) -> bool:
-    try:
-        cmdline = (
-            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        )
-    except OSError:
-        return False
-    return not cmd_hint or cmd_hint in cmdline
-
-
 def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None:
     for run in runfiles.records(store.ledger_state_dir / "runs"):
         pid = run.get("pid")
@@ -211,12 +192,14 @@ def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None
             continue
         argv = run.get("argv")
         words = [str(a) for a in argv] if isinstance(argv, list) else []
-        hint = words[0] if words else ""
         label = f"pid {pid} ({' '.join(words)[:80]}) for {run.get('step')}"
-        if pid_alive(pid, hint):
+        if runfiles.alive(run):
             if fix and stop_runs:
-                os.kill(pid, signal.SIGTERM)
-                report.fixed.append(f"stopped ledger run {label}")
+                if runfiles.stop(run):
+                    Path(str(run["file"])).unlink(missing_ok=True)
+                    report.fixed.append(f"stopped ledger run {label}")
+                else:
+                    report.info.append(f"ledger run {label} ended by itself")
             else:
                 report.problems.append(
                     f"ledger run still alive: {label} "

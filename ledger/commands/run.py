@@ -261,13 +261,9 @@ def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
     records = runner.RunRecords(ctx)
     deadline = time.monotonic() + timeout if timeout else math.inf
     while True:
-        live = [
-            r
-            for r in records.all()
-            if isinstance(r.get("pid"), int) and runner.alive(int(str(r["pid"])))
-        ]
+        live = [r for r in records.all() if runner.alive(r)]
         for r in records.all():
-            if r.get("batch") and not runner.alive(int(str(r.get("pid", 0)))):
+            if r.get("batch") and not runner.alive(r):
                 Path(str(r["file"])).unlink(missing_ok=True)
         if not live:
             break
