@@ -882,6 +882,18 @@ def doctor(obj: _Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
     return command.run(obj.cwd, fix, stop_runs, as_json)
 
 
+@cli.command()
+@pass_ctx
+def mcp(obj: _Ctx) -> int:
+    """Serve the verbs to agents over MCP (stdio), inside this repository only.
+
+    Needs the extra: pip install 'git-ledger[mcp]'.
+    """
+    from ledger import mcpserver
+
+    return mcpserver.serve(obj.cwd)
+
+
 def _error_log(cwd: Path) -> Path | None:
     """Where a bug's traceback goes: .git/ledger/last-error.log if we are in a repo."""
     try:
