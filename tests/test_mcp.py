@@ -31,16 +31,20 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINE = {"dropout": 0.3, "lr": 0.1, "width": 32}
 
 
+def setup_loop(repo: Repo, extra_config: str = "") -> Repo:
+    """The demo's loop: eval.py tuned by params.json, one gate, the hooks installed."""
+    shutil.copy(ROOT / "templates/demo/eval.py", repo.path / "eval.py")
+    repo.write("params.json", json.dumps(BASELINE, indent=2, sort_keys=True) + "\n")
+    repo.write("ledger.toml", CONFIG.format(python=json.dumps(sys.executable)) + extra_config)
+    repo.commit_all("chore: an evaluation script and its parameters")
+    repo.ok("init")
+    repo.ok("hooks", "install")
+    return repo
+
+
 @pytest.fixture
 def loop_repo(bare_repo: Repo) -> Repo:
-    """The demo's loop: eval.py tuned by params.json, one gate, the hooks installed."""
-    shutil.copy(ROOT / "templates/demo/eval.py", bare_repo.path / "eval.py")
-    bare_repo.write("params.json", json.dumps(BASELINE, indent=2, sort_keys=True) + "\n")
-    bare_repo.write("ledger.toml", CONFIG.format(python=json.dumps(sys.executable)))
-    bare_repo.commit_all("chore: an evaluation script and its parameters")
-    bare_repo.ok("init")
-    bare_repo.ok("hooks", "install")
-    return bare_repo
+    return setup_loop(bare_repo)
 
 
 class Agent:
@@ -270,6 +274,65 @@ def test_served_tools_are_the_schemas_derived_from_the_cli_with_their_hints(
             assert tool.annotations.destructive_hint is (spec.kind == "destructive")
 
     drive(loop_repo, tmp_path, steps)
+
+
+BLOCKING = """\
+import json, os, sys, time
+while not os.path.exists("release"):
+    time.sleep(0.05)
+with open(sys.argv[1], "w") as handle:
+    json.dump({"score": 1.0}, handle)
+"""
+
+
+def test_a_blocking_wait_does_not_hold_up_other_calls(bare_repo: Repo, tmp_path: Path) -> None:
+    bare_repo.write("block.py", BLOCKING)
+    command = json.dumps([sys.executable, "block.py", "{out}", "{seed}"])
+    loop_repo = setup_loop(
+        bare_repo,
+        f'\n[gates.blocked]\nmetric = "score"\nnoise_floor = 0.5\ncommand = {command}\n'
+        '[gates.blocked.metrics]\nscore = "$.score"\n',
+    )
+    loop_repo.ok("register", "V1", "--bet", "A bet", *_flags({**REGISTRATION, "gate": "blocked"}))
+
+    async def steps(client: Agent) -> None:
+        await client.data("run", step_id="V1", gate="blocked", seeds="1")
+        waited: list[Any] = []
+
+        async def wait() -> None:
+            waited.append(await client.data("wait"))
+
+        try:
+            # A guard, not a timing: were calls serialised, status would never answer.
+            with anyio.fail_after(120):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(wait)
+                    status = await client.data("status")
+                    assert status["runs"]["running"] and not waited  # answered while wait blocks
+                    (loop_repo.path / "release").write_text("")
+        finally:
+            (loop_repo.path / "release").write_text("")  # never leave the run blocked
+        assert waited == [{"done": True, "failed": []}]
+
+    drive(loop_repo, tmp_path, steps)
+    assert loop_repo.ok("show", "V1", "--json").json()["results"][0]["seed"] == "1"
+
+
+def test_a_campaign_ledger_lists_its_own_verbs_with_their_hints(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    bare_repo.ok("init", "--preset", "campaign")
+
+    async def steps(client: Agent) -> None:
+        listed = {t.name: t for t in (await client.session.list_tools()).tools}
+        assert {"finish", "deliver", "candidate_record", "next", "status"} <= set(listed)
+        assert not {"register", "conclude", "weights_revise"} & set(listed)
+        for name in ("finish", "deliver"):
+            hints = listed[name].annotations
+            assert hints is not None and hints.destructive_hint is True
+        assert await client.data("next") == cli_next(bare_repo)
+
+    drive(bare_repo, tmp_path, steps)
 
 
 # --- the schemas, without a server -----------------------------------------------------
