@@ -139,6 +139,12 @@ def test_an_agent_drives_a_whole_version_and_next_agrees_with_the_cli(
         assert concluded == {"id": "V1", "commit": loop_repo.head(), "verdict": "confirmed"}
         assert await client.data("next") == cli_next(loop_repo)
         assert await client.data("status") == loop_repo.ok("status", "--json").json()
+        logged = await client.data("log", limit=3)
+        assert logged == {"items": loop_repo.ok("log", "-n", "3", "--json").json()}
+        assert len(logged["items"]) == 3 and logged["items"][0]["kind"] == "conclude"
+        report = await client.call("report")
+        assert report.structured_content is None
+        assert report.content[0].text == loop_repo.ok("report").out
 
     drive(loop_repo, tmp_path, steps)
     assert loop_repo.trailers()["Ledger-Transition"] == "conclude"
@@ -335,6 +341,23 @@ def test_a_campaign_ledger_lists_its_own_verbs_with_their_hints(
     drive(bare_repo, tmp_path, steps)
 
 
+def test_a_check_that_finds_something_returns_its_json_and_exit_code_not_an_error(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    bare_repo.ok("init", "--preset", "batches")
+    args = {"fidelity_rate": 0.1, "mono": "true", "endpoint": "true"}
+    cli = bare_repo.run("gate", "topic", *_flags({k: str(v) for k, v in args.items()}), "--json")
+    assert cli.code == 1
+
+    async def steps(client: Agent) -> None:
+        result = await client.call("gate_topic", **args)
+        assert result.structured_content == cli.json()
+        assert result.meta == {"git-ledger/exit_code": 1}
+        assert "exit 1" in result.content[1].text
+
+    drive(bare_repo, tmp_path, steps)
+
+
 # --- the schemas, without a server -----------------------------------------------------
 
 
@@ -430,4 +453,6 @@ def test_without_the_extra_mcp_exits_2_naming_it(
 
 
 def _flags(arguments: dict[str, str]) -> list[str]:
-    return [token for key, value in arguments.items() for token in (f"--{key}", value)]
+    return [
+        token for key, value in arguments.items() for token in (f"--{key.replace('_', '-')}", value)
+    ]
