@@ -52,8 +52,9 @@ class ToolSpec:
 _VERSIONS, _CAMPAIGN, _BATCHES = "versions", "campaign", "batches"
 
 # Verbs that cannot be undone carry the destructive hint (DESIGN section 5):
-# a verdict, a merged winner, removed worktrees, invalidated numbers, a
-# disarmed campaign and a delivery branch are not taken back by another call.
+# a verdict, a voided version, a merged winner, removed worktrees, invalidated
+# numbers, a disarmed campaign and a delivery branch are not taken back by
+# another call. A verb this build does not have (yet) is simply not served.
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(("status",), "read"),
     ToolSpec(("next",), "read"),
@@ -83,6 +84,8 @@ TOOLS: tuple[ToolSpec, ...] = (
         note="Always detached: returns at once; then call 'wait' and 'status'.",
     ),
     ToolSpec(("conclude",), "destructive", _VERSIONS),
+    ToolSpec(("void",), "destructive", _VERSIONS),
+    ToolSpec(("config", "set"), "write"),
     ToolSpec(("reflect",), "write", _VERSIONS),
     ToolSpec(("phase",), "write", _VERSIONS),
     ToolSpec(("matrix", "new"), "write", _VERSIONS),

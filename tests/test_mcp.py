@@ -29,6 +29,7 @@ from tests.helpers import Repo, fingerprint, ledger
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = {"dropout": 0.3, "lr": 0.1, "width": 32}
+PENDING = {("verify",), ("void",), ("config", "set")}
 
 
 def setup_loop(repo: Repo, extra_config: str = "") -> Repo:
@@ -381,8 +382,9 @@ def test_every_tools_schema_matches_its_cli_options(
 ) -> None:
     command = mcptools.command_for(spec)
     if command is None:
-        assert spec.command == ("verify",), f"{spec.command} is not a CLI command"
-        pytest.skip("this build has no 'verify' verb yet")
+        # The verbs of #15 (verify, void, config set) are served once they land.
+        assert spec.command in PENDING, f"{spec.command} is not a CLI command"
+        pytest.skip(f"this build has no '{' '.join(spec.command)}' verb yet")
     schema = mcptools.input_schema(spec, command)
     props = schema["properties"]
     params = {p.name: p for p in command.params}
