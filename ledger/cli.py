@@ -760,6 +760,18 @@ def resume(obj: _Ctx, as_json: bool) -> int:
 
 
 @cli.command()
+@pass_ctx
+def mcp(obj: _Ctx) -> int:
+    """Serve the verbs to agents over MCP (stdio), inside this repository only.
+
+    Needs the extra: pip install 'git-ledger[mcp]'.
+    """
+    from ledger import mcpserver
+
+    return mcpserver.serve(obj.cwd)
+
+
+@cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path | None) -> int:
     """Walk a whole loop on a generated throwaway repository, printing each command."""
@@ -880,18 +892,6 @@ def doctor(obj: _Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
     from ledger.commands import doctor as command
 
     return command.run(obj.cwd, fix, stop_runs, as_json)
-
-
-@cli.command()
-@pass_ctx
-def mcp(obj: _Ctx) -> int:
-    """Serve the verbs to agents over MCP (stdio), inside this repository only.
-
-    Needs the extra: pip install 'git-ledger[mcp]'.
-    """
-    from ledger import mcpserver
-
-    return mcpserver.serve(obj.cwd)
 
 
 def _error_log(cwd: Path) -> Path | None:
