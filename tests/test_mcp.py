@@ -25,6 +25,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ledger import mcpsdk, mcptools
 from ledger.commands.demo import CONFIG, SEEDS
+from ledger.errors import BadInput, Refused
+from ledger.rules import Finding
 from tests.helpers import Repo, fingerprint, ledger
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,9 +181,7 @@ def test_a_confirmed_verdict_inside_noise_is_a_structured_refusal_naming_the_rul
     assert fingerprint(loop_repo.path) == before
 
 
-def test_a_refusal_by_several_rules_names_each_rule_with_its_fix(
-    loop_repo: Repo, tmp_path: Path
-) -> None:
+def test_a_refusal_by_a_rule_carries_the_rule_and_its_fix(loop_repo: Repo, tmp_path: Path) -> None:
     loop_repo.ok("register", "V1", "--bet", "A bet", *_flags(REGISTRATION))
     before = fingerprint(loop_repo.path)
     cli = loop_repo.run("register", "V2", "--bet", "Another bet", *_flags(REGISTRATION))
@@ -189,13 +189,38 @@ def test_a_refusal_by_several_rules_names_each_rule_with_its_fix(
 
     async def steps(client: Agent) -> None:
         error = await client.error("register", step_id="V2", bet="Another bet", **REGISTRATION)
-        assert error["kind"] == "refused" and error["rule"]
-        assert all(f["rule"] and f["fix"] for f in error["findings"])
-        assert error["rule"] == error["findings"][0]["rule"]
+        assert error["kind"] == "refused" and error["rule"] == "one-open-version"
+        assert error["fix"] == "git ledger conclude V1 --verdict ... --next ..."
+        assert error["findings"] == [
+            {
+                "rule": "one-open-version",
+                "message": error["findings"][0]["message"],
+                "fix": error["fix"],
+            }
+        ]
         assert f"[{error['rule']}]" in cli.err
 
     drive(loop_repo, tmp_path, steps)
     assert fingerprint(loop_repo.path) == before
+
+
+def test_several_findings_are_one_line_for_people_and_each_finding_for_machines() -> None:
+    findings = [
+        Finding("one-open-version", "V1 is still open", "conclude V1"),
+        Finding("reflection-due", "a reflection is due (stagnation)"),
+    ]
+    error = Refused.of(findings)
+    assert error.one_line() == "; ".join(f.line() for f in findings)  # the CLI's line
+    data = error.as_dict()
+    assert data["kind"] == "refused" and data["exit_code"] == 1
+    assert data["rule"] == "one-open-version" and data["fix"] == "conclude V1"
+    assert data["findings"] == [
+        {"rule": "one-open-version", "message": "V1 is still open", "fix": "conclude V1"},
+        {"rule": "reflection-due", "message": "a reflection is due (stagnation)", "fix": None},
+    ]
+    tagged = Refused("[below-mde] --effect 1 is below the MDE", "bet bigger").as_dict()
+    assert tagged["rule"] == "below-mde" and tagged["fix"] == "bet bigger"
+    assert BadInput("ledger.toml: [run] command token").as_dict()["rule"] is None
 
 
 def test_bad_arguments_and_paths_outside_the_repository_are_bad_input(
