@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -24,6 +24,10 @@ from ledger import __version__, mcptools
 from ledger.errors import LedgerError
 from ledger.mcpserver import Outcome, entries, execute, loop_of, read_entry, uri
 
+T = TypeVar("T")
+
+# Entries per resources/list page (a ledger of 10,000 steps has tens of thousands).
+PAGE = 1000
 # JSON-RPC code the protocol gives to "resource not found".
 RESOURCE_NOT_FOUND = -32002
 
@@ -36,6 +40,22 @@ INSTRUCTIONS = (
     "structured error with the rule, the message and the fix; follow the fix instead of "
     "working around the rule."
 )
+
+
+ID_FORMS = {
+    "version": "id is the version id, e.g. V12 or a cell V13.A",
+    "reflection": "id is the reflection's id",
+    "result": "id is VERSION/GATE/STEM, e.g. V12/recent/seed-42",
+}
+
+
+def page(items: list[T], cursor: str | None, size: int = PAGE) -> tuple[list[T], str | None]:
+    """One page of ``items`` from an opaque cursor (an offset), and the next cursor."""
+    if cursor is not None and not cursor.isdigit():
+        raise MCPError(types.INVALID_PARAMS, f"invalid cursor {cursor!r}")
+    first = int(cursor or 0)
+    end = first + size
+    return items[first:end], (str(end) if end < len(items) else None)
 
 
 def hints(spec: mcptools.ToolSpec) -> types.ToolAnnotations:
@@ -117,7 +137,9 @@ def build(start: Path, root: Path) -> Server[Any]:
             found = await anyio.to_thread.run_sync(entries, start)
         except LedgerError:
             found = []  # no ledger yet: nothing to list
+        shown, next_cursor = page(found, params.cursor if params is not None else None)
         return types.ListResourcesResult(
+            next_cursor=next_cursor,
             resources=[
                 types.Resource(
                     name=f"{kind} {entry_id}",
@@ -125,8 +147,8 @@ def build(start: Path, root: Path) -> Server[Any]:
                     description=f"{path} at HEAD",
                     mime_type="application/json" if kind == "result" else "text/markdown",
                 )
-                for kind, entry_id, path in found
-            ]
+                for kind, entry_id, path in shown
+            ],
         )
 
     async def list_templates(
@@ -137,7 +159,7 @@ def build(start: Path, root: Path) -> Server[Any]:
                 types.ResourceTemplate(
                     name=f"{kind} by id",
                     uri_template=uri(kind, "{id}"),
-                    description=f"A committed {kind} entry (read-only).",
+                    description=f"A committed {kind} entry at HEAD (read-only); {ID_FORMS[kind]}.",
                     mime_type="application/json" if kind == "result" else "text/markdown",
                 )
                 for kind in ("version", "reflection", "result")

@@ -267,6 +267,7 @@ def test_entries_are_resources_read_from_the_committed_tree(
 
     async def steps(client: Agent) -> None:
         listed = await client.session.list_resources()
+        assert listed.next_cursor is None  # one page
         uris = {str(r.uri) for r in listed.resources}
         assert {"ledger://version/V1", "ledger://result/V1/recent/seed-1"} <= uris
         read = await client.session.read_resource("ledger://version/V1")
@@ -450,6 +451,21 @@ def test_every_tools_schema_matches_its_cli_options(
         assert (list(got) if isinstance(got, tuple) else got) == value, param.name
     for token in spec.fixed:
         assert token in argv
+
+
+def test_resources_are_listed_in_pages_that_cover_every_entry_once() -> None:
+    items = list(range(25))
+    seen: list[int] = []
+    cursor: str | None = None
+    while True:
+        shown, cursor = mcpsdk.page(items, cursor, size=10)
+        seen += shown
+        if cursor is None:
+            break
+    assert seen == items
+    assert mcpsdk.page(items, None, size=25) == (items, None)
+    with pytest.raises(Exception, match="invalid cursor"):
+        mcpsdk.page(items, "abc")
 
 
 def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
