@@ -757,6 +757,18 @@ def resume(obj: _Ctx, as_json: bool) -> int:
 
 
 @cli.command()
+@pass_ctx
+def mcp(obj: _Ctx) -> int:
+    """Serve the verbs to agents over MCP (stdio), inside this repository only.
+
+    Needs the extra: pip install 'git-ledger[mcp]'.
+    """
+    from ledger import mcpserver
+
+    return mcpserver.serve(obj.cwd)
+
+
+@cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path | None) -> int:
     """Walk a whole loop on a generated throwaway repository, printing each command."""

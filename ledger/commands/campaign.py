@@ -132,7 +132,7 @@ def candidate_record(
             raise Refused("no contract is committed yet", "git ledger contract")
         widened = rules.tolerance_widened(camp)
         if widened is not None:
-            raise Refused(widened.line())
+            raise Refused.of([widened])
         existing_base = camp.base()
         if verdict == "base" and existing_base is not None:
             raise BadInput(
@@ -156,7 +156,7 @@ def candidate_record(
         if verdict == "promoted":
             problems = rules.promotion_problems(camp, new)
             if problems:
-                raise Refused("; ".join(f.line() for f in problems))
+                raise Refused.of(problems)
         camp.candidates.append(new)
         writes: dict[str, bytes | None] = {path: campaign.candidate_bytes(new)}
         writes.update(campaign.view_writes(camp))

@@ -113,7 +113,7 @@ def new(
         state = ctx.state(snap)
         blockers = rules.registration_blockers(state, cites)
         if blockers:
-            raise Refused("; ".join(f.line() for f in blockers))
+            raise Refused.of(blockers)
         if state.version(mid) or state.matrix(mid):
             raise BadInput(f"{mid} is already registered", "pick another id")
         baselines = {}

@@ -176,7 +176,7 @@ def run(
         state = ctx.state(snap)
         blockers = rules.registration_blockers(state, cites)
         if blockers:
-            raise Refused("; ".join(f.line() for f in blockers))
+            raise Refused.of(blockers)
         vid, parent_id = choose_id(state, requested, parent)
         forced: str | None = None
         if effect is not None:
