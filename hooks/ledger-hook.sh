@@ -17,19 +17,25 @@ LEDGER_PACKAGE='${package}'
 [ -x "$LEDGER_PYTHON" ] || LEDGER_PYTHON=python3
 HOOK_DIR=$(dirname "$0")
 LEGACY="$HOOK_DIR/${stage}.legacy"
+# Never run a git-ledger hook as the legacy one: the pre-commit framework moves
+# an installed hook to <stage>.legacy and runs it, and this script would then
+# run itself forever.
+if [ -x "$LEGACY" ] && grep -q 'identity: git-ledger-hook' "$LEGACY" 2>/dev/null; then
+    LEGACY=
+fi
 run_ledger() {
     "$LEDGER_PYTHON" -I -S -c '${boot}' "$LEDGER_PACKAGE" ${stage} "$@"
 }
 if [ "${stage}" = "pre-push" ]; then
     # pre-push gets the refs on stdin: keep a copy for both hooks.
     INPUT=$(cat)
-    if [ -x "$LEGACY" ]; then
+    if [ -n "$LEGACY" ] && [ -x "$LEGACY" ]; then
         printf '%s\n' "$INPUT" | "$LEGACY" "$@" || exit $?
     fi
     printf '%s\n' "$INPUT" | run_ledger "$@"
     exit $?
 fi
-if [ -x "$LEGACY" ]; then
+if [ -n "$LEGACY" ] && [ -x "$LEGACY" ]; then
     "$LEGACY" "$@" || exit $?
 fi
 run_ledger "$@"

@@ -121,6 +121,22 @@ def output_dir(ctx: Context, override: Path | None) -> Path:
     return ctx.store.ledger_state_dir / "runs" / "out"
 
 
+def _no_links_below(base: Path, target: Path) -> None:
+    """Refuse an output folder reached through a symbolic link below the configured one.
+
+    The output folder may sit in the work tree, where a commit can carry a
+    link (``runs/V1 -> ~``); a run would then write its files wherever it points.
+    """
+    current = base
+    for part in target.relative_to(base).parts:
+        current = current / part
+        if current.is_symlink():
+            raise BadInput(
+                f"{current} is a symbolic link: run outputs are never written through links",
+                "remove the link, or pass --out-dir DIR",
+            )
+
+
 def plan(
     ctx: Context,
     vid: str,
@@ -144,7 +160,9 @@ def plan(
     if replicates < 1:
         raise BadInput("--replicates must be at least 1")
     conditions = conditions_of(template)
-    root = output_dir(ctx, out_dir) / vid / gate
+    base = output_dir(ctx, out_dir)
+    root = base / vid / gate
+    _no_links_below(base, root)
     snap = ctx.store.snapshot()
     # Result files are named by seed or window: refuse names that are one file
     # on a case-insensitive file system before anything runs, not after.
@@ -296,7 +314,12 @@ def execute(
             spec = pending.pop(0)
             spec.out.parent.mkdir(parents=True, exist_ok=True)
             spec.out.unlink(missing_ok=True)
-            with open(spec.log, "wb") as log:
+            spec.log.unlink(missing_ok=True)
+            # O_NOFOLLOW|O_EXCL: the log is a new file of ours, never a link that a
+            # commit placed in the output folder (it would aim the run's output at
+            # any file of the user's).
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+            with os.fdopen(os.open(spec.log, flags, 0o644), "wb") as log:
                 proc = subprocess.Popen(
                     spec.argv,
                     cwd=cwd,

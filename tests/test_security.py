@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import Repo, git
+from tests.helpers import Repo, git, register
 
 PAYLOAD_FILES = (
     "ledger/__init__.py",
@@ -265,3 +265,140 @@ def test_installed_hook_is_isolated(repo: Repo) -> None:
     hook = (repo.path / ".git" / "hooks" / "pre-commit").read_text()
     assert '-I -S -c' in hook and "from ledger.hookrun import main" in hook
     assert "${" not in hook.replace("${stage}", "")  # every placeholder rendered
+
+
+# --- what a pushed file may not steer ---------------------------------------------------
+
+SPEC = """\
+[cells.A]
+bet = "a"
+gate = "recent"
+falsifier = "f"
+slug = "alpha"
+[cells.B]
+bet = "b"
+gate = "recent"
+falsifier = "f"
+slug = "beta"
+"""
+
+
+def _matrix(repo: Repo, tmp_path: Path) -> None:
+    spec = tmp_path / "cells.toml"
+    spec.write_text(SPEC)
+    repo.ok("matrix", "new", "V1", "--spec", str(spec))
+
+
+def test_matrix_clean_never_runs_git_in_a_committed_repository(repo: Repo, tmp_path: Path) -> None:
+    """A bare repository committed where a cell's worktree goes (its config runs
+    core.fsmonitor) is refused by `matrix clean`, which never runs git inside it."""
+    _matrix(repo, tmp_path)
+    repo.git("worktree", "remove", "--force", ".ledger/worktrees/v1-b-beta")
+    embedded = repo.path / ".ledger/worktrees/v1-b-beta"
+    for sub in ("objects", "refs"):
+        (embedded / sub).mkdir(parents=True)
+        (embedded / sub / ".keep").write_text("")
+    (embedded / "HEAD").write_text("ref: refs/heads/main\n")
+    marker = tmp_path / "fsmonitor-ran"
+    (embedded / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n"
+        f'\tfsmonitor = "echo ran > {marker}; false"\n'
+    )
+    refused = repo.run("matrix", "clean", "V1")
+    assert refused.code == 1, refused.err
+    assert "not a worktree git has on record" in refused.err
+    assert not marker.exists()
+
+
+def test_a_pushed_matrix_file_cannot_aim_a_worktree_outside(repo: Repo, tmp_path: Path) -> None:
+    _matrix(repo, tmp_path)
+    outside = tmp_path / "outside"
+    entry = repo.path / "training_log" / "V1-matrix.md"
+    text = entry.read_text()
+    traversal = "x/" + "../" * 12 + str(outside).lstrip("/")
+    entry.write_text(text.replace("slug: beta", f"slug: {traversal}"))
+    repo.git("commit", "-q", "-am", "docs(ledger): wording", "--no-verify")
+    repo.git("worktree", "remove", "--force", ".ledger/worktrees/v1-b-beta")
+    joined = repo.run("matrix", "join", "V1", "B")
+    assert joined.code != 0
+    assert joined.code != 3, joined.err
+    assert not outside.exists()
+    assert "slug" in (joined.err + joined.out)
+
+
+def test_a_legacy_hook_that_is_git_ledgers_own_is_never_run(repo: Repo, tmp_path: Path) -> None:
+    """The pre-commit framework moves an installed hook to <stage>.legacy; running
+    it from itself would recurse forever. A foreign legacy hook still runs first."""
+    repo.ok("hooks", "install")
+    hooks = repo.path / ".git" / "hooks"
+    ours = (hooks / "pre-commit").read_text()
+    marker = tmp_path / "legacy-ran"
+    # A legacy hook carrying git-ledger's identity: skipped (it would be the hook itself).
+    (hooks / "pre-commit.legacy").write_text(
+        ours.replace("run_ledger \"$@\"\n", f"echo ran > {marker}\n", 1)
+    )
+    (hooks / "pre-commit.legacy").chmod(0o755)
+    repo.write("training_log/notes.md", "a note\n")
+    repo.git("add", "-A")
+    proc = subprocess.run(
+        [str(hooks / "pre-commit")], cwd=repo.path, capture_output=True, text=True, timeout=60,
+        check=False,
+    )
+    assert not marker.exists(), proc.stderr
+    # A foreign legacy hook: runs, and its refusal stops the commit.
+    (hooks / "pre-commit.legacy").write_text(f"#!/bin/sh\necho ran > {marker}\nexit 1\n")
+    proc = subprocess.run(
+        [str(hooks / "pre-commit")], cwd=repo.path, capture_output=True, text=True, timeout=60,
+        check=False,
+    )
+    assert marker.exists() and proc.returncode == 1
+
+
+def test_framework_install_refuses_a_look_alike_entry(repo: Repo, tmp_path: Path) -> None:
+    marker = tmp_path / "entry-ran"
+    repo.write(
+        ".pre-commit-config.yaml",
+        "repos:\n  - repo: local\n    hooks:\n      - id: git-ledger-pre-commit\n"
+        "        name: git-ledger (pre-commit)\n"
+        f"        entry: sh -c 'echo ran > {marker}; exec git-ledger hooks run pre-commit'\n"
+        "        language: system\n        always_run: true\n        pass_filenames: false\n",
+    )
+    refused = repo.run("hooks", "install", "--pre-commit-framework")
+    assert refused.code == 1, refused.err
+    assert "git-ledger-pre-commit" in refused.err and "not git-ledger" in refused.err
+    assert not (repo.path / ".git" / "hooks" / "pre-commit").exists()
+    assert not marker.exists()
+
+
+def test_run_outputs_are_never_written_through_a_committed_link(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = bare_repo
+    repo.write("eval.py", EVAL)
+    repo.commit_all("chore: eval")
+    repo.ok("init")
+    config = repo.path / "ledger.toml"
+    text = config.read_text()
+    start, end = text.index("[gates.recent]"), text.index("[stats]")
+    config.write_text(
+        text[:start] + CONFIG_GATE % json.dumps(sys.executable) + text[end:]
+        + '\n[run]\noutput_dir = "runs"\n'
+    )
+    outside = tmp_path / "victim-home"
+    outside.mkdir()
+    precious = outside / "precious"
+    precious.write_text("keep me\n")
+    # A link to a file of the user's, placed where the run's log goes.
+    (repo.path / "runs" / "V1" / "recent").mkdir(parents=True)
+    (repo.path / "runs" / "V1" / "recent" / "seed-1.log").symlink_to(precious)
+    repo.commit_all("chore(ledger): outputs", "--no-verify")
+    register(repo, "V1")
+    repo.ok("run", "V1", "--gate", "recent", "--seeds", "1")
+    assert precious.read_text() == "keep me\n"
+    # A link standing for a whole folder of the output tree is refused outright.
+    (repo.path / "runs" / "V1" / "recent").rename(repo.path / "runs" / "V1" / "old")
+    (repo.path / "runs" / "V1" / "recent").symlink_to(outside)
+    refused = repo.run("run", "V1", "--gate", "recent", "--seeds", "2")
+    assert refused.code == 2, refused.err
+    assert "symbolic link" in refused.err
+    assert sorted(p.name for p in outside.iterdir()) == ["precious"]

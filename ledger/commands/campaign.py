@@ -50,6 +50,11 @@ def contract(cwd: Path, file: Path | None, as_json: bool) -> int:
     target = f"{ctx.dir}/{campaign.CONTRACT}"
     source = file or workdir / target
     if not source.is_file():
+        if (workdir / target).is_symlink():
+            raise BadInput(
+                f"{target} is a symbolic link: the contract is written as a file of its own",
+                f"remove {target}, then retry",
+            )
         (workdir / target).parent.mkdir(parents=True, exist_ok=True)
         (workdir / target).write_text(CONTRACT_SKELETON)
         raise Refused(

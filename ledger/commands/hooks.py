@@ -150,6 +150,11 @@ def install_framework(cwd: Path) -> int:
     workdir = store.require_workdir()
     config = workdir / FRAMEWORK_CONFIG
     text = config.read_text() if config.exists() else "repos:\n"
+    _check_framework_entries(text)
+    # Native git-ledger hooks would be moved to <stage>.legacy by the framework
+    # and then run twice: take them out first (a foreign hook they kept comes back).
+    if any(is_ours(store.common_dir / "hooks" / stage) for stage in STAGES):
+        uninstall(cwd, allow_hooks_path=False)
     if "git-ledger-pre-commit" not in text:
         if not text.rstrip().endswith("repos:") and "repos:" not in text:
             raise BadInput(
@@ -176,6 +181,39 @@ def install_framework(cwd: Path) -> int:
         "pre-commit installed the pre-commit, prepare-commit-msg, commit-msg and pre-push stages"
     )
     return 0
+
+
+def _check_framework_entries(text: str) -> None:
+    """Hooks that carry git-ledger's ids must run git-ledger, not whatever a commit put there.
+
+    The framework runs each hook's ``entry`` through a shell; a pushed
+    .pre-commit-config.yaml could keep the id and change the command, and an
+    install that only looked for the id would vouch for it.
+    """
+    import yaml
+
+    try:
+        data = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise BadInput(f"{FRAMEWORK_CONFIG} is not valid YAML: {exc}") from None
+    repos = data.get("repos") if isinstance(data, dict) else None
+    for repo in repos if isinstance(repos, list) else []:
+        hooks = repo.get("hooks") if isinstance(repo, dict) else None
+        for hook in hooks if isinstance(hooks, list) else []:
+            hook_id = hook.get("id") if isinstance(hook, dict) else None
+            if not isinstance(hook_id, str) or not hook_id.startswith("git-ledger-"):
+                continue
+            stage = hook_id.removeprefix("git-ledger-")
+            entry = hook.get("entry")
+            language = hook.get("language")
+            if (entry is not None and entry != f"git-ledger hooks run {stage}") or (
+                language is not None and language not in ("system", "python")
+            ):
+                raise Refused(
+                    f"{FRAMEWORK_CONFIG}: hook {hook_id} runs {entry!r} ({language}), "
+                    f"not git-ledger",
+                    f"make its entry 'git-ledger hooks run {stage}' or remove it, then retry",
+                )
 
 
 def run_stage(cwd: Path, stage: str, args: tuple[str, ...]) -> int:

@@ -22,7 +22,7 @@ from ledger.baseline import compare, standing_baseline
 from ledger.context import Context, open_context
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import Document, decode_text, parse_document, set_block
-from ledger.model.entries import GateStat, MatrixCell, MatrixFront
+from ledger.model.entries import CELL_NAME, CELL_SLUG, GateStat, MatrixCell, MatrixFront
 from ledger.model.ids import check_case_unique, check_safe, parse_version
 from ledger.render.markdown import fmt, signed
 from ledger.state import LedgerState, cell_versions, load_state
@@ -37,9 +37,22 @@ def _slug(text: str) -> str:
 
 
 def worktree_path(ctx: Context, mid: str, cell: MatrixCell) -> Path:
-    return (
-        ctx.store.require_workdir() / WORKTREES / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
-    )
+    """Where a cell's worktree lives: always directly under .ledger/worktrees/."""
+    base = ctx.store.require_workdir() / WORKTREES
+    target = base / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
+    if target.parent.resolve() != base.resolve() or not CELL_SLUG.fullmatch(cell.slug):
+        raise Refused(f"cell {cell.name} of {mid} names a worktree outside {WORKTREES}")
+    return target
+
+
+def registered_worktrees(ctx: Context) -> set[Path]:
+    """The linked worktrees git itself has on record (``git worktree list``)."""
+    out = gitcli.output(["worktree", "list", "--porcelain", "-z"], ctx.store.require_workdir())
+    return {
+        Path(field[len("worktree ") :]).resolve()
+        for field in out.split("\0")
+        if field.startswith("worktree ")
+    }
 
 
 def _read_spec(spec: Path | None, cells: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -85,7 +98,7 @@ def new(
         check_case_unique(name, list(raw)[:i], "cell name")
     parsed: list[MatrixCell] = []
     for name, item in sorted(raw.items()):
-        if not re.fullmatch(r"[A-Z][A-Za-z0-9]{0,15}", name):
+        if not CELL_NAME.fullmatch(name):
             raise BadInput(f"cell name {name!r} must start with a capital letter, e.g. A")
         missing = [k for k in ("bet", "gate", "falsifier") if not item.get(k)]
         if missing:
@@ -220,6 +233,11 @@ def _find(ctx: Context, mid: str) -> tuple[LedgerState, str, MatrixFront]:
     state = ctx.state()
     found = state.matrix(mid)
     if found is None:
+        # A matrix file that does not parse is not "no matrix": say what is wrong with it.
+        path = f"{ctx.dir}/{mid}-matrix.md"
+        reason = next((why for where, why in state.problems if where == path), None)
+        if reason is not None:
+            raise Refused(f"{path} does not parse: {reason}", "git ledger verify; restore the file")
         raise BadInput(f"no matrix {mid!r} in {ctx.dir}/", "git ledger matrix new ...")
     return state, found[0], found[1]
 
@@ -532,8 +550,17 @@ def clean(cwd: Path, mid: str, as_json: bool) -> int:
     with ctx.store.writer_lock():
         for cell in matrix.cells:
             target = worktree_path(ctx, mid, cell)
+            if target.exists() and target.resolve() not in registered_worktrees(ctx):
+                # Not made by `matrix new`/`join`: a directory that arrived some other
+                # way (a commit can carry one that git would take for a repository).
+                raise Refused(
+                    f"{target} is not a worktree git has on record",
+                    "look at what is in it, then remove it by hand",
+                )
             if target.exists():
-                dirty = gitcli.output(["status", "--porcelain"], target)
+                dirty = gitcli.output(
+                    ["-c", "safe.bareRepository=explicit", "status", "--porcelain"], target
+                )
                 if dirty.strip():
                     raise Refused(
                         f"{target} has uncommitted work",

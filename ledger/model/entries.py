@@ -11,9 +11,10 @@ Paths inside the ledger dir name what an entry is (one file per fact):
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 VERDICTS: tuple[str, ...] = ("confirmed", "refuted", "inconclusive")
@@ -132,6 +133,13 @@ class PhaseFront(_Entry):
     resume_criteria: list[str] = Field(default_factory=list)
 
 
+# A cell's name and slug become a branch and a directory under .ledger/worktrees/:
+# a matrix file arriving from a remote is held to what ``matrix new`` writes, so
+# no pushed entry can steer a worktree (or a git command) anywhere else.
+CELL_NAME = re.compile(r"[A-Z][A-Za-z0-9]{0,15}")
+CELL_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
 class MatrixCell(_Entry):
     name: str
     slug: str
@@ -153,6 +161,18 @@ class MatrixFront(_Entry):
     override: str | None = None
     verdicts: dict[str, Verdict] = Field(default_factory=dict)
     comparison: dict[str, GateStat] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _cells_are_what_matrix_new_writes(self) -> MatrixFront:
+        for cell in self.cells:
+            if not CELL_NAME.fullmatch(cell.name):
+                raise ValueError(f"cell name {cell.name!r} is not a capital letter and letters/digits")
+            if len(cell.slug) > 40 or not CELL_SLUG.fullmatch(cell.slug):
+                raise ValueError(f"cell {cell.name}: slug {cell.slug!r} is not a-z, 0-9 and '-'")
+            expected = f"ledger/{self.id}.{cell.name}-{cell.slug}"
+            if cell.branch != expected:
+                raise ValueError(f"cell {cell.name}: branch {cell.branch!r} is not {expected!r}")
+        return self
 
     def cell(self, name: str) -> MatrixCell | None:
         return next((c for c in self.cells if c.name == name), None)
