@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -253,6 +254,37 @@ def test_bad_arguments_and_paths_outside_the_repository_are_bad_input(
 
     drive(loop_repo, tmp_path, steps)
     assert fingerprint(loop_repo.path) == before
+
+
+CRASH = """\
+import json, sys
+from pathlib import Path
+from ledger import mcptools
+from ledger.mcpserver import execute
+spec = next(s for s in mcptools.TOOLS if s.name == "status")
+outcome = execute(spec, {}, Path(sys.argv[1]), Path(sys.argv[1]))
+print(json.dumps({"code": outcome.exit_code, "error": outcome.error}))
+"""
+
+
+def test_a_bug_in_a_verb_is_an_internal_error_with_the_traceback_on_disk(
+    loop_repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The crash switch also stops `git ledger mcp` itself, so the call runs in a
+    # process of its own, through the function every tool call goes through.
+    monkeypatch.setenv("LEDGER_TEST_CRASH", "1")
+    proc = subprocess.run(
+        [sys.executable, "-c", CRASH, str(loop_repo.path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    outcome = json.loads(proc.stdout)
+    assert outcome["code"] == 3
+    assert outcome["error"]["kind"] == "internal" and outcome["error"]["exit_code"] == 3
+    assert "crash requested by LEDGER_TEST_CRASH" in outcome["error"]["message"]
+    log = loop_repo.path / ".git/ledger/last-error.log"
+    assert "RuntimeError: crash requested" in log.read_text()
 
 
 def test_entries_are_resources_read_from_the_committed_tree(
