@@ -8,6 +8,7 @@ itself, and at every step `next` over MCP must agree with the CLI's `next --json
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -222,6 +223,28 @@ def test_several_findings_are_one_line_for_people_and_each_finding_for_machines(
     tagged = Refused("[below-mde] --effect 1 is below the MDE", "bet bigger").as_dict()
     assert tagged["rule"] == "below-mde" and tagged["fix"] == "bet bigger"
     assert BadInput("ledger.toml: [run] command token").as_dict()["rule"] is None
+
+
+def test_record_reads_a_results_file_relative_to_the_servers_directory(
+    loop_repo: Repo, tmp_path: Path
+) -> None:
+    loop_repo.ok("register", "V1", "--bet", "A bet", *_flags(REGISTRATION))
+    results = loop_repo.write("measured/seed-7.json", '{"score": 91.5, "loss": 0.085}')
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "measured").mkdir()  # the client's directory does not count
+    (tmp_path / "elsewhere" / "measured" / "seed-7.json").write_text('{"score": 1.0}')
+
+    async def steps(client: Agent) -> None:
+        recorded = await client.data(
+            "record", step_id="V1", gate="recent", seed="7", file="measured/seed-7.json"
+        )
+        assert recorded["path"] == "training_log/results/V1/recent/seed-7.json"
+        assert recorded["commit"] == loop_repo.head()
+
+    drive(loop_repo, tmp_path, steps)
+    stored = json.loads(loop_repo.git("show", "HEAD:training_log/results/V1/recent/seed-7.json"))
+    assert stored["metrics"]["score"] == 91.5
+    assert stored["provenance"]["source_sha256"] == hashlib.sha256(results.read_bytes()).hexdigest()
 
 
 def test_bad_arguments_and_paths_outside_the_repository_are_bad_input(
