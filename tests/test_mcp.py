@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -531,6 +532,18 @@ def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
         assert hints[name].read_only_hint is True and hints[name].destructive_hint is False
     issue = {"register", "record", "run", "wait", "reflect", "matrix_status"}
     assert issue <= set(hints)
+
+
+def test_the_readme_names_every_tool_and_every_destructive_one() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Agents: the MCP server") :]
+    section = section[: section.index("\n## ")]
+    tools_bullet = section[section.index("**Tools are the verbs.**") : section.index("**Hints.**")]
+    hints_bullet = section[section.index("**Hints.**") : section.index("**Errors are data.**")]
+    named = set(re.findall(r"`([a-z_]+)`", tools_bullet))
+    assert {spec.name for spec in mcptools.TOOLS} <= named
+    destructive = set(re.findall(r"`([a-z_]+)`", hints_bullet)) - {"readOnlyHint"}
+    assert destructive == {spec.name for spec in mcptools.TOOLS if spec.kind == "destructive"}
 
 
 def test_without_the_extra_mcp_exits_2_naming_it(
