@@ -18,7 +18,7 @@ LEDGER_PACKAGE='${package}'
 HOOK_DIR=$(dirname "$0")
 LEGACY="$HOOK_DIR/${stage}.legacy"
 run_ledger() {
-    "$LEDGER_PYTHON" -I -S -c 'import sys; sys.path.insert(0, sys.argv.pop(1)); from ledger.hookrun import main; sys.exit(main())' "$LEDGER_PACKAGE" ${stage} "$@"
+    "$LEDGER_PYTHON" -I -S -c '${boot}' "$LEDGER_PACKAGE" ${stage} "$@"
 }
 if [ "${stage}" = "pre-push" ]; then
     # pre-push gets the refs on stdin: keep a copy for both hooks.

@@ -1,9 +1,11 @@
 """Parsed entries cached by blob id under .git/ledger/, so big ledgers stay fast.
 
-A blob id names its content, so a cached parse can never be stale: reading a
-10,000-step ledger re-parses only the files whose content is new. The cache is
-derived data (delete it any time); it is written atomically and a corrupt or
-foreign one is simply ignored.
+A blob id names its content and the cache is keyed by the program's own code
+(:func:`ledger.codeid.code_id`: its version and its modules), so a cached
+parse is never stale: reading a 10,000-step ledger re-parses only the files
+whose content is new, and a program that parses differently (an upgrade, an
+edited checkout) starts a new cache. The cache is derived data (delete it any
+time); it is written atomically and a corrupt or foreign one is simply ignored.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-CACHE_VERSION = 1
+from ledger.codeid import code_id
 
 
 class EntryCache:
@@ -29,7 +31,7 @@ class EntryCache:
             raw = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return
-        if isinstance(raw, dict) and raw.get("version") == CACHE_VERSION:
+        if isinstance(raw, dict) and raw.get("version") == code_id():
             entries = raw.get("entries")
             if isinstance(entries, dict):
                 self._data = entries
@@ -51,7 +53,7 @@ class EntryCache:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(f".entries.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": CACHE_VERSION, "entries": self._data}))
+            tmp.write_text(json.dumps({"version": code_id(), "entries": self._data}))
             os.replace(tmp, self.path)
         except OSError:
             return  # a cache that cannot be written only costs speed

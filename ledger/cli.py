@@ -6,7 +6,6 @@ hook with nothing to do never pays for pygit2, pydantic or scipy.
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 from pathlib import Path
@@ -43,8 +42,6 @@ def cli(ctx: click.Context, cwd: Path) -> None:
     2 bad usage or bad input (nothing written), 3 internal error.
     """
     ctx.obj = _Ctx(cwd)
-    if os.environ.get("LEDGER_TEST_CRASH"):  # test-only: exercise the exit-3 path
-        raise RuntimeError("crash requested by LEDGER_TEST_CRASH")
 
 
 @cli.command()
@@ -916,6 +913,11 @@ def _cwd_from(argv: list[str]) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if sys.platform == "win32":  # for callers that skip ledger.__main__ (README: Platforms)
+        from ledger.__main__ import WINDOWS_UNSUPPORTED
+
+        sys.stderr.write(WINDOWS_UNSUPPORTED)
+        sys.exit(2)
     from ledger import output
     from ledger.errors import LedgerError
 

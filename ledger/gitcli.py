@@ -141,3 +141,9 @@ def head_ids(top: Path, directory: str) -> tuple[str, str, str] | None:
     if proc.returncode != 0 or len(lines) != 3:
         return None
     return lines[0], lines[1], lines[2]
+
+
+def merge_file(ours: Path, base: Path, theirs: Path, cwd: Path) -> str | None:
+    """Three-way merge of three files' text with ``git merge-file``; None on a conflict."""
+    proc = run(["merge-file", "-p", "--", str(ours), str(base), str(theirs)], cwd, check=False)
+    return proc.stdout if proc.returncode == 0 else None

@@ -2,8 +2,11 @@
 
 git runs ``git-ledger merge-driver %O %A %B %P`` for each path marked
 ``merge=ledger-views`` in .gitattributes (a driver runs only because the user's
-git config defines it: ``hooks install``, ``init`` and ``sync`` write that
-definition; a .gitattributes alone never makes code run). git passes the
+git config defines it: ``hooks install``, ``init``, ``sync`` and ``doctor --fix``
+write that definition, here and only here; a .gitattributes alone never makes
+code run). The definition starts the installed program isolated
+(:mod:`ledger.launch`): git runs drivers in the repository's top level, where
+``python -m ledger`` would import a ``ledger/`` package pushed by anyone. git passes the
 commit being merged in as ``GITHEAD_<sha>`` and HEAD is ours, so the driver
 merges the two trees in memory (entry files never conflict: one file per
 fact), reads the ledger state of that merged tree, and writes the view for
@@ -15,17 +18,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Literal
 
-from ledger import batches, campaign
+from ledger import batches, campaign, gitcli, launch
 from ledger.context import load_config
 from ledger.errors import LedgerError
 from ledger.model.config import LedgerConfig
-from ledger.model.documents import decode_text
+from ledger.model.documents import decode_text, get_block, set_block
 from ledger.state import README, load_state
 from ledger.store import Snapshot, Store
-from ledger.views import apply_views, readme_views
+from ledger.views import VIEW_BLOCKS, apply_views, readme_views
 
 DRIVER = "ledger-views"
+DRIVER_NAME = "git-ledger generated views"
 
 
 def view_paths(config: LedgerConfig) -> list[str]:
@@ -53,7 +58,35 @@ def attributes_text(config: LedgerConfig, current: str) -> str:
 
 
 def driver_command() -> str:
-    return f"'{sys.executable}' -m ledger merge-driver %O %A %B %P"
+    """The driver line for .git/config: the installed program, isolated."""
+    return launch.shell_command("merge-driver", raw="%O %A %B %P")
+
+
+def configure_driver(workdir: Path) -> None:
+    """Define (or redefine) the views merge driver in .git/config; idempotent."""
+    gitcli.run(["config", f"merge.{DRIVER}.name", DRIVER_NAME], workdir)
+    gitcli.run(["config", f"merge.{DRIVER}.driver", driver_command()], workdir)
+
+
+DriverState = Literal["missing", "current", "unsafe", "other"]
+
+
+def driver_state(workdir: Path) -> tuple[DriverState, str]:
+    """How .git/config defines the driver now, and the definition itself.
+
+    ``unsafe``: a definition that starts Python without isolation (0.1 wrote
+    ``'<python>' -m ledger merge-driver ...``), which imports a ``ledger``
+    package from the repository on every merge of a view. ``other``: an
+    isolated definition of another installation (a moved or second venv).
+    """
+    current = gitcli.config_get(workdir, f"merge.{DRIVER}.driver") or ""
+    if not current:
+        return "missing", current
+    if current == driver_command():
+        return "current", current
+    if not launch.is_isolated_command(current):
+        return "unsafe", current
+    return "other", current
 
 
 def regenerate(
@@ -86,7 +119,40 @@ def run(ancestor: str, ours_file: str, theirs_file: str, path: str) -> int:
         )
         return 1
     config = loaded[0]
+    ours_text = Path(ours_file).read_bytes()
+    if path == f"{config.dir}/{README}":
+        prose = merge_prose(Path(ancestor), Path(ours_file), Path(theirs_file), path)
+        if prose is None:
+            sys.stderr.write(
+                f"git-ledger merge driver: both sides edited the text around the views in "
+                f"{path}; resolve the text, then run 'git ledger doctor --fix'\n"
+            )
+            return 1
+        ours_text = prose.encode()
     snap = store.merged_snapshot(heads[0])
-    data = regenerate(config, snap, path, Path(ours_file).read_bytes(), store)
+    data = regenerate(config, snap, path, ours_text, store)
     Path(ours_file).write_bytes(data)
     return 0
+
+
+def merge_prose(ancestor: Path, ours: Path, theirs: Path, path: str) -> str | None:
+    """Merge the hand-written text around the generated blocks; None on a conflict.
+
+    The blocks are emptied on all three sides first (they are regenerated from
+    the merged entries afterwards), so only what people wrote is merged, and
+    an edit made on either side is kept rather than dropped for ours.
+    """
+    import tempfile
+
+    names = list(VIEW_BLOCKS)
+    with tempfile.TemporaryDirectory(prefix="ledger-merge-") as tmp:
+        blanked = []
+        for side, source in (("ours", ours), ("base", ancestor), ("theirs", theirs)):
+            text = decode_text(source.read_bytes(), path) if source.exists() else ""
+            for name in names:
+                if get_block(text, name) is not None:
+                    text = set_block(text, name, "")
+            target = Path(tmp) / side
+            target.write_text(text)
+            blanked.append(target)
+        return gitcli.merge_file(blanked[0], blanked[1], blanked[2], Path(tmp))

@@ -1,10 +1,19 @@
-"""The PID records of ledger runs under .git/ledger/runs/ (standard library only)."""
+"""The run registry: one JSON record per started run under .git/ledger/runs/.
+
+A record names its process by PID and start time (``pid_started``), so a PID
+the system has since given to another process is never taken for the run (see
+:mod:`ledger.processes`). Reading records needs only the standard library;
+psutil is imported only when a record's process has to be looked at, so a
+``status`` with nothing on record pays nothing for it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
+
+START_KEY = "pid_started"
 
 
 def records(runs_dir: Path) -> list[dict[str, object]]:
@@ -21,23 +30,58 @@ def records(runs_dir: Path) -> list[dict[str, object]]:
     return found
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+def write(runs_dir: Path, name: str, data: dict[str, object]) -> Path:
+    """Record a started run, stamped with its process's start time; returns the file."""
+    from ledger import processes
+
+    pid = data.get("pid")
+    if isinstance(pid, int) and START_KEY not in data:
+        data = {**data, START_KEY: processes.start_time(pid)}
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    path = runs_dir / f"{name}.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True))
+    os.replace(tmp, path)
+    return path
+
+
+def identity(record: dict[str, object]) -> tuple[int, float | None, str] | None:
+    """(pid, start time, program) of a record, or None when it names no process."""
+    pid = record.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return None
+    started = record.get(START_KEY)
+    argv = record.get("argv")
+    argv0 = str(argv[0]) if isinstance(argv, list) and argv else ""
+    stamp = None
+    if isinstance(started, int | float) and not isinstance(started, bool) and started > 0:
+        stamp = float(started)
+    return pid, stamp, argv0
+
+
+def alive(record: dict[str, object]) -> bool:
+    """Is the process this record names still running (and still the same process)?"""
+    found = identity(record)
+    if found is None:
         return False
-    except PermissionError:
-        return True
-    try:  # a zombie is not alive for our purposes
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(") ", 1)[1][:1] != "Z"
-    except (OSError, IndexError):
-        return True
+    from ledger import processes
+
+    return processes.is_running(*found)
+
+
+def stop(record: dict[str, object]) -> bool:
+    """Stop the run this record names, with everything it started; False if it was not running."""
+    found = identity(record)
+    if found is None:
+        return False
+    from ledger import processes
+
+    return processes.stop(*found)
 
 
 def running(runs_dir: Path) -> list[dict[str, object]]:
     return [
         {"label": r.get("label"), "pid": r.get("pid"), "log": r.get("log")}
         for r in records(runs_dir)
-        if isinstance(r.get("pid"), int) and alive(int(str(r["pid"])))
+        if alive(r)
     ]

@@ -11,7 +11,6 @@ log tail, never as a result.
 
 from __future__ import annotations
 
-import json
 import os
 import string
 import subprocess
@@ -25,7 +24,7 @@ from ledger import gitcli, runfiles
 from ledger.context import Context
 from ledger.errors import BadInput
 from ledger.ingest import Measurement, build_failure, build_result, result_path
-from ledger.model.ids import check_safe
+from ledger.model.ids import case_twin, check_case_unique, check_safe
 from ledger.state import load_version
 from ledger.store import Snapshot, Transition
 
@@ -147,6 +146,12 @@ def plan(
     conditions = conditions_of(template)
     root = output_dir(ctx, out_dir) / vid / gate
     snap = ctx.store.snapshot()
+    # Result files are named by seed or window: refuse names that are one file
+    # on a case-insensitive file system before anything runs, not after.
+    recorded = snap.files(f"{ctx.dir}/results/{vid}/{gate}")
+    keys = seeds or windows
+    for i, key in enumerate(keys):
+        check_case_unique(key, keys[:i], "seed" if seeds else "window")
     specs = []
     for key in seeds or windows:
         check_safe(key, "seed" if seeds else "window")
@@ -160,6 +165,12 @@ def plan(
                 conditions=conditions,
                 replace=replace,
             )
+            twin = case_twin(result_path(ctx.dir, m), recorded)
+            if twin is not None:
+                raise BadInput(
+                    f"{result_path(ctx.dir, m)} differs from the recorded {twin} only in letter case",
+                    "on a case-insensitive file system (macOS, Windows) they are one file",
+                )
             if snap.read(result_path(ctx.dir, m)) is not None and replace is None:
                 raise BadInput(
                     f"{result_path(ctx.dir, m)} is already recorded",
@@ -183,18 +194,16 @@ def plan(
 
 
 class RunRecords:
-    """PID files under .git/ledger/runs/: written before a run is waited on, removed when reaped."""
+    """PID files under .git/ledger/runs/: written before a run is waited on, removed when reaped.
+
+    Each names its process by PID and start time (see :mod:`ledger.runfiles`).
+    """
 
     def __init__(self, ctx: Context) -> None:
         self.dir = ctx.store.ledger_state_dir / "runs"
 
     def write(self, name: str, data: dict[str, object]) -> Path:
-        self.dir.mkdir(parents=True, exist_ok=True)
-        path = self.dir / f"{name}.json"
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, path)
-        return path
+        return runfiles.write(self.dir, name, data)
 
     def all(self) -> list[dict[str, object]]:
         return runfiles.records(self.dir)

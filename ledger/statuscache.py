@@ -2,8 +2,8 @@
 
 The ledger's state is a pure function of the ledger dir's tree and the
 configuration, so the state-derived part of ``status`` is cached under
-``.git/ledger/cache/status.json`` keyed by (git-ledger version, config text,
-tree id of the ledger dir). A warm ``status`` then costs two git calls
+``.git/ledger/cache/status.json`` keyed by (the program's code —
+:func:`ledger.codeid.code_id` —, config text, tree id of the ledger dir). A warm ``status`` then costs two git calls
 whatever the ledger's size, and imports neither pygit2, pydantic nor scipy. Entries
 that change nothing in the ledger dir (code commits) keep the key; any
 change to an entry or to the config makes a new one. Derived data only:
@@ -18,13 +18,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ledger import __version__
+from ledger.codeid import code_id
 
 KEEP = 8
 
 
 def key(name: str, text: str, tree: str) -> str:
-    return hashlib.sha256(f"{__version__}\0{name}\0{text}\0{tree}".encode()).hexdigest()
+    return hashlib.sha256(f"{code_id()}\0{name}\0{text}\0{tree}".encode()).hexdigest()
 
 
 def get(state_dir: Path, cache_key: str) -> dict[str, Any] | None:

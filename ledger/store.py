@@ -50,18 +50,16 @@ def _get(repo: pygit2.Repository, oid: str | pygit2.Oid, kind: type[_O]) -> _O:
     return obj
 
 
-def fault_point(name: str) -> None:
-    """Test-only pause for crash tests: ``LEDGER_FAULT_PAUSE=<name>`` stops here.
+# Where a crash test may stop a transition ("after-objects", "after-ref",
+# "during-index"). The tests install a hook here from their own wrapper
+# process (tests/writer.py); the program itself never pauses and consults no
+# environment variable for it.
+fault_hook: Callable[[str], None] | None = None
 
-    The process announces it by creating ``$LEDGER_FAULT_SIGNAL`` and then waits
-    to be killed, so a test can SIGKILL it at exactly this point.
-    """
-    if os.environ.get("LEDGER_FAULT_PAUSE") != name:
-        return
-    signal_file = os.environ.get("LEDGER_FAULT_SIGNAL")
-    if signal_file:
-        Path(signal_file).write_text(name)
-    time.sleep(3600)
+
+def fault_point(name: str) -> None:
+    if fault_hook is not None:
+        fault_hook(name)
 
 
 @dataclass(frozen=True)
@@ -505,6 +503,7 @@ class Store:
                 transition = build(snap)
                 for path in transition.writes:
                     check_entry_path(path)
+                check_case_collisions(snap, transition.writes)
                 if check_worktree and self.workdir is not None:
                     # One index object per transition: read here, re-read below only
                     # if another process changed the file in between (read(False)).
@@ -650,6 +649,44 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise BadInput(f"cannot write {path}: {exc.strerror}", "free some disk space") from None
+
+
+def check_case_collisions(snap: Snapshot, writes: dict[str, bytes | None]) -> None:
+    """Refuse a new path that differs from a path of the tree only in letter case.
+
+    On a case-insensitive file system (macOS's default, Windows) ``seed-a.json``
+    and ``seed-A.json`` are one file: the work tree could never match the
+    commit. Ids, gates and cells are checked where they are named, with a
+    better message; this is the guard for every other name a transition makes.
+    """
+    made: dict[str, str] = {}
+    for path, data in writes.items():
+        if data is None or snap.blob_id(path) is not None:
+            continue
+        parent, in_tree = "", True
+        for part in PurePosixPath(path).parts:
+            here = f"{parent}/{part}" if parent else part
+            folded = here.casefold()
+            if made.setdefault(folded, here) != here:  # two names in this transition
+                _case_clash(here, made[folded])
+            if in_tree and snap._object(here) is None:  # the first new level: its siblings
+                in_tree = False
+                tree = snap._object(parent)
+                for entry in tree if isinstance(tree, pygit2.Tree) else ():
+                    name = str(entry.name)
+                    there = f"{parent}/{name}" if parent else name
+                    deleted = writes.get(there, b"") is None  # by this very transition
+                    if name != part and name.casefold() == part.casefold() and not deleted:
+                        _case_clash(here, there)
+            parent = here
+
+
+def _case_clash(path: str, other: str) -> None:
+    raise BadInput(
+        f"{path} differs from {other} only in letter case",
+        "on a case-insensitive file system (macOS, Windows) they would be one file: "
+        "pick a name that differs in more than case",
+    )
 
 
 def check_entry_path(path: str) -> str:

@@ -50,8 +50,12 @@ def render_baseline(state: LedgerState) -> str:
     return "\n".join(lines) + "\n"
 
 
+VIEW_BLOCKS = ("index", "baseline")  # the README's generated blocks, in order
+
+
 def readme_views(state: LedgerState) -> dict[str, str]:
-    return {"index": render_index(state), "baseline": render_baseline(state)}
+    renderers = {"index": render_index, "baseline": render_baseline}
+    return {name: renderers[name](state) for name in VIEW_BLOCKS}
 
 
 def apply_views(text: str, views: dict[str, str]) -> str:

@@ -47,10 +47,18 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("TZ", "UTC")
     monkeypatch.setenv("COLUMNS", "200")
     # Subprocesses of the tests run this checkout's code, installed or not.
-    monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # No empty entry: an empty PYTHONPATH component means the current directory,
+    # which would put every test repository's top level on sys.path.
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), *inherited]))
     bindir = tmp_path_factory.mktemp("bin")
+    # What pip's console script is: the interpreter runs a script from bin/, so
+    # the current directory is never on sys.path (``python -m ledger`` from a
+    # repository would import that repository's ledger/ first).
     shim = bindir / "git-ledger"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m ledger "$@"\n')
+    shim.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom ledger.cli import main\nsys.exit(main())\n"
+    )
     shim.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
 

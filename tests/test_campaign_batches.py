@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -331,4 +330,3 @@ def test_resume_after_killing_the_loop_mid_batch(batch: Repo) -> None:
     assert state["uncommitted_trace"] is True
     assert len(state["revisions"]) == 0
     git(batch.path, "fsck", "--strict")
-    assert os.environ.get("LEDGER_FAULT_PAUSE") is None

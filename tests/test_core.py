@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -235,14 +234,19 @@ def test_unknown_key_error_names_file_key_and_allowed(repo: Repo) -> None:
 
 
 def test_internal_error_exits_3_with_traceback_log(repo: Repo) -> None:
-    # LEDGER_TEST_CRASH is the test-only way to make a verb hit a bug.
-    env = {**os.environ, "LEDGER_TEST_CRASH": "1"}
+    # The test plants the bug itself: a wrapper process breaks one verb, then
+    # runs the real entry point (the program has no crash switch).
+    boom = (
+        "import sys, ledger.commands.status as verb\n"
+        "def broken(*args, **kwargs):\n    raise RuntimeError('a bug')\n"
+        "verb.run_status = broken\n"
+        "from ledger.cli import main\nsys.argv = ['git-ledger', 'status']\nmain()\n"
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "ledger", "status"],
+        [sys.executable, "-c", boom],
         cwd=repo.path,
         capture_output=True,
         text=True,
-        env=env,
         check=False,
     )
     assert proc.returncode == 3

@@ -77,11 +77,10 @@ def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
         point = POINTS[trial % len(POINTS)]
         before = repo.head()
         signal_file = tmp_path / f"reached-{trial}"
-        env = {**os.environ, "LEDGER_FAULT_PAUSE": point, "LEDGER_FAULT_SIGNAL": str(signal_file)}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.writer", str(repo.path), "1", f"t{trial}"],
+            [sys.executable, "-m", "tests.writer", "--pause-at", point, str(signal_file),
+             str(repo.path), "1", f"t{trial}"],
             cwd=ROOT,
-            env=env,
         )
         _wait_for(signal_file, proc)
         proc.kill()

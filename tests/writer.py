@@ -1,12 +1,29 @@
-"""A ledger writer process for concurrency and crash tests: N transitions via the store."""
+"""A ledger writer process for concurrency and crash tests: N transitions via the store.
+
+``--pause-at POINT SIGNAL_FILE`` installs the store's fault hook: at that
+injection point the process creates SIGNAL_FILE and waits to be killed, so a
+test can SIGKILL it at exactly that point. The hook lives here, in the tests;
+the program has no switch for it.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ledger import store as store_module
 from ledger.store import Snapshot, Store, Transition
+
+
+def pause_at(point: str, signal_file: str) -> Callable[[str], None]:
+    def hook(name: str) -> None:
+        if name == point:
+            Path(signal_file).write_text(name)
+            time.sleep(3600)
+
+    return hook
 
 
 def write_notes(
@@ -35,4 +52,8 @@ def main(repo: str, count: int, tag: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], int(sys.argv[2]), sys.argv[3]))
+    args = sys.argv[1:]
+    if args[:1] == ["--pause-at"]:
+        store_module.fault_hook = pause_at(args[1], args[2])
+        args = args[3:]
+    sys.exit(main(args[0], int(args[1]), args[2]))

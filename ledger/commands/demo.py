@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import click
 
-from ledger import output
+from ledger import launch, output
 from ledger.errors import BadInput, LedgerError
 from ledger.resources import read_resource
 
@@ -34,7 +33,7 @@ metric = "score"
 direction = "higher"
 noise_floor = 0.5
 unit = "pts"
-command = [{python}, "eval.py", "--seed", "{{seed}}", "--out", "{{out}}"]
+command = [{python}, "-I", "eval.py", "--seed", "{{seed}}", "--out", "{{out}}"]
 
 [gates.recent.metrics]
 score = "$.score"
@@ -160,7 +159,7 @@ def run(directory: Path | None) -> int:
     (repo / "params.json").write_text(
         json.dumps({"dropout": 0.3, "lr": 0.1, "width": 32}, indent=2, sort_keys=True) + "\n"
     )
-    (repo / "ledger.toml").write_text(CONFIG.format(python=json.dumps(sys.executable)))
+    (repo / "ledger.toml").write_text(CONFIG.format(python=json.dumps(launch.interpreter())))
     demo.git("add", "-A")
     demo.git("commit", "-q", "-m", "chore: an evaluation script and its parameters")
 

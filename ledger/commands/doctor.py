@@ -11,8 +11,6 @@ and only those the ledger itself recorded.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -31,26 +29,6 @@ class Report:
     problems: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)
-
-
-def git_processes_in(roots: list[Path]) -> list[tuple[int, str]]:
-    """Live git processes whose working directory is inside one of ``roots``."""
-    found = []
-    resolved = [r.resolve() for r in roots]
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            comm = (entry / "comm").read_text().strip()
-            if not comm.startswith("git"):
-                continue
-            cwd = (entry / "cwd").resolve()
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if any(cwd == r or r in cwd.parents for r in resolved):
-            found.append((int(entry.name), cmdline.strip()))
-    return found
 
 
 def lock_files(store: Store) -> list[Path]:
@@ -90,6 +68,8 @@ def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -
     locks = lock_files(store)
     if not locks:
         return
+    from ledger.processes import git_processes_in
+
     live = git_processes_in([*worktree_roots(store), store.common_dir])
     ledger_free = store.writer_lock_free()
     now = time.time()
@@ -155,7 +135,18 @@ def uncommitted_entries(store: Store, directory: str) -> list[tuple[str, str]]:
     out = gitcli.output(
         ["status", "--porcelain", "--untracked-files=all", "-z", "--", directory], workdir
     )
-    return [(e[:2], e[3:]) for e in out.split("\0") if len(e) > 3]
+    # git-status(1), -z: "XY PATH\0", and for a rename or copy the source path
+    # follows as a field of its own ("R  NEW\0OLD\0"), not an entry.
+    fields = iter(out.split("\0"))
+    entries = []
+    for entry in fields:
+        if len(entry) < 4:
+            continue
+        code = entry[:2]
+        if "R" in code or "C" in code:
+            next(fields, None)
+        entries.append((code, entry[3:]))
+    return entries
 
 
 def check_entries(store: Store, directory: str, fix: bool, report: Report) -> None:
@@ -194,16 +185,6 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
         report.fixed.append(f"autosaved {path} ({commit_id[:10]})")
 
 
-def pid_alive(pid: int, cmd_hint: str) -> bool:
-    try:
-        cmdline = (
-            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        )
-    except OSError:
-        return False
-    return not cmd_hint or cmd_hint in cmdline
-
-
 def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None:
     for run in runfiles.records(store.ledger_state_dir / "runs"):
         pid = run.get("pid")
@@ -211,12 +192,14 @@ def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None
             continue
         argv = run.get("argv")
         words = [str(a) for a in argv] if isinstance(argv, list) else []
-        hint = words[0] if words else ""
         label = f"pid {pid} ({' '.join(words)[:80]}) for {run.get('step')}"
-        if pid_alive(pid, hint):
+        if runfiles.alive(run):
             if fix and stop_runs:
-                os.kill(pid, signal.SIGTERM)
-                report.fixed.append(f"stopped ledger run {label}")
+                if runfiles.stop(run):
+                    Path(str(run["file"])).unlink(missing_ok=True)
+                    report.fixed.append(f"stopped ledger run {label}")
+                else:
+                    report.info.append(f"ledger run {label} ended by itself")
             else:
                 report.problems.append(
                     f"ledger run still alive: {label} "
@@ -284,26 +267,56 @@ def check_hooks(store: Store, report: Report) -> None:
 
 
 def check_driver(store: Store, fix: bool, report: Report) -> None:
-    """.gitattributes names the views driver; .git/config must define it, or merges line-merge views."""
-    from ledger.mergeviews import DRIVER, driver_command
+    """The views merge driver: defined when .gitattributes names it, and never unsafe.
+
+    git runs the driver in the repository's top level on every merge of a
+    generated view (a plain ``git pull`` included). 0.1 defined it as
+    ``'<python>' -m ledger merge-driver ...``, which imports a ``ledger``
+    package from that directory first: anyone who can push could run code on
+    this machine. Such a definition is a security finding; ``--fix`` rewrites
+    it to the isolated form (:mod:`ledger.launch`).
+    """
+    from ledger.mergeviews import DRIVER, configure_driver, driver_command, driver_state
 
     workdir = store.workdir
     if workdir is None:
         return
-    attributes = workdir / ".gitattributes"
-    if not attributes.is_file() or f"merge={DRIVER}" not in attributes.read_text(errors="replace"):
+    state, current = driver_state(workdir)
+    if state == "current":
         return
-    if gitcli.config_get(workdir, f"merge.{DRIVER}.driver"):
-        return
-    if fix:
-        gitcli.run(["config", f"merge.{DRIVER}.name", "git-ledger generated views"], workdir)
-        gitcli.run(["config", f"merge.{DRIVER}.driver", driver_command()], workdir)
-        report.fixed.append(f"defined the {DRIVER} merge driver in .git/config")
-    else:
-        report.problems.append(
+    if state == "missing":
+        attributes = workdir / ".gitattributes"
+        named = attributes.is_file() and f"merge={DRIVER}" in attributes.read_text(errors="replace")
+        if not named:
+            return
+    # state -> (where an unfixed finding goes, the finding, what --fix did)
+    findings = {
+        "unsafe": (
+            report.problems,
+            f"security: the {DRIVER} merge driver in .git/config ({current}) starts Python "
+            "without isolation, so a merge imports code from the repository",
+            f"rewrote the {DRIVER} merge driver as {driver_command()} (it imported code "
+            "from the repository)",
+        ),
+        # Isolated, but another installation's (a moved venv): harmless while it exists.
+        "other": (
+            report.info,
+            f"the {DRIVER} merge driver runs another installation of git-ledger ({current})",
+            f"pointed the {DRIVER} merge driver at this installation",
+        ),
+        "missing": (
+            report.problems,
             f".gitattributes names merge={DRIVER} but .git/config does not define it "
-            "(a fresh clone): git ledger doctor --fix"
-        )
+            "(a fresh clone)",
+            f"defined the {DRIVER} merge driver in .git/config",
+        ),
+    }
+    where, finding, done = findings[state]
+    if fix:
+        configure_driver(workdir)
+        report.fixed.append(done)
+    else:
+        where.append(f"{finding}: git ledger doctor --fix")
 
 
 def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:

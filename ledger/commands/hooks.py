@@ -9,10 +9,9 @@ replaced (kept as ``<hook>.legacy``) first; uninstall puts that one back.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-from ledger import gitcli, output
+from ledger import gitcli, launch, output
 from ledger.context import open_store
 from ledger.errors import BadInput, Refused
 from ledger.hookrun import STAGES
@@ -51,14 +50,13 @@ def is_ours(path: Path) -> bool:
 
 
 def script(stage: str) -> str:
-    import ledger
-
-    package_parent = str(Path(ledger.__file__).resolve().parent.parent)
+    """The hook for ``stage``: the installed program, isolated (see ledger.launch)."""
     return render(
         read_resource("hooks", "ledger-hook.sh"),
         stage=stage,
-        python=sys.executable,
-        package=package_parent,
+        python=launch.interpreter(),
+        package=launch.package_root(),
+        boot=launch.boot("ledger.hookrun"),
     )
 
 
@@ -89,12 +87,13 @@ def install(cwd: Path, allow_hooks_path: bool, framework: bool) -> int:
 
 
 def _configure_driver(cwd: Path) -> None:
-    """Define the views merge driver too, when this repository has a ledger."""
-    from ledger.commands.sync import configure_driver
-    from ledger.context import load_config, open_context
+    """Define the views merge driver too (repairing an unsafe 0.1 one), when there is a ledger."""
+    from ledger.context import load_config
+    from ledger.mergeviews import configure_driver
 
-    if load_config(open_store(cwd)) is not None:
-        configure_driver(open_context(cwd))
+    store = open_store(cwd)
+    if load_config(store) is not None:
+        configure_driver(store.require_workdir())
 
 
 def uninstall(cwd: Path, allow_hooks_path: bool) -> int:

@@ -84,10 +84,9 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         )
 
     commit_id, transition = store.transact(build)
-    from ledger.commands.sync import configure_driver
-    from ledger.context import open_context
+    from ledger.mergeviews import configure_driver
 
-    configure_driver(open_context(cwd))
+    configure_driver(store.require_workdir())
     if as_json:
         output.emit_json(
             {

@@ -23,7 +23,7 @@ from ledger.context import Context, open_context
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import Document, decode_text, parse_document, set_block
 from ledger.model.entries import GateStat, MatrixCell, MatrixFront
-from ledger.model.ids import check_safe, parse_version
+from ledger.model.ids import check_case_unique, check_safe, parse_version
 from ledger.render.markdown import fmt, signed
 from ledger.state import LedgerState, cell_versions, load_state
 from ledger.store import Snapshot, Transition
@@ -79,6 +79,10 @@ def new(
     if vid.cell:
         raise BadInput(f"{mid} is a cell id; name the matrix, e.g. {vid.base}")
     raw = _read_spec(spec, cells)
+    # Cell names become branch and worktree names; checked first so that the
+    # message names both cells, the later one as the offender.
+    for i, name in enumerate(raw):
+        check_case_unique(name, list(raw)[:i], "cell name")
     parsed: list[MatrixCell] = []
     for name, item in sorted(raw.items()):
         if not re.fullmatch(r"[A-Z][A-Za-z0-9]{0,15}", name):
@@ -517,7 +521,7 @@ def clean(cwd: Path, mid: str, as_json: bool) -> int:
     live = [
         r
         for r in RunRecords(ctx).all()
-        if str(r.get("step", "")).startswith(f"{mid}.") and alive(int(str(r.get("pid", 0))))
+        if str(r.get("step", "")).startswith(f"{mid}.") and alive(r)
     ]
     if live:
         raise Refused(

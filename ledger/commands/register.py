@@ -12,7 +12,13 @@ from ledger.context import Context, open_context
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import Document, parse_document
 from ledger.model.entries import VersionFront
-from ledger.model.ids import VersionId, check_safe, next_sibling, parse_version
+from ledger.model.ids import (
+    VersionId,
+    check_case_unique,
+    check_safe,
+    next_sibling,
+    parse_version,
+)
 from ledger.resources import read_resource, render
 from ledger.state import TEMPLATE, LedgerState, Version
 from ledger.store import Snapshot, Transition, check_entry_path
@@ -34,6 +40,25 @@ def check_bet(bet: str) -> str:
             "split several bets into several versions",
         )
     return bet
+
+
+def taken_names(state: LedgerState) -> set[str]:
+    """Every id that names a file or branch of this ledger: versions, cells, matrices."""
+    return {v.id for v in state.versions} | {m.id for _, m in state.matrices}
+
+
+def check_requested(ctx: Context, requested: str) -> None:
+    """An id given by the user; one that only differs in case from a taken id says so.
+
+    ``V2A`` beside ``V2a`` is refused for the collision it would be, not only
+    as an id the pattern does not allow (a valid id is checked in
+    :func:`choose_id`, against the tip the transition extends).
+    """
+    try:
+        parse_version(requested, ctx.config.ledger.id_prefix)
+    except BadInput:
+        check_case_unique(requested, taken_names(ctx.state()), "version id")
+        raise
 
 
 def choose_id(
@@ -58,6 +83,7 @@ def choose_id(
             )
         if str(vid) in taken:
             raise BadInput(f"{requested} is already registered", "pick another id or omit it")
+        check_case_unique(str(vid), taken_names(state), "version id")
         return str(vid), parent
     if parent is None:
         return f"{prefix}1", None
@@ -120,9 +146,10 @@ def run(
 ) -> int:
     ctx = open_context(cwd)
     # Bad input is reported before any rule is consulted (exit 2 before exit 1).
-    for given in (requested, parent):
-        if given is not None:
-            parse_version(given, ctx.config.ledger.id_prefix)
+    if requested is not None:
+        check_requested(ctx, requested)
+    if parent is not None:
+        parse_version(parent, ctx.config.ledger.id_prefix)
     ctx.require_committed_config()
     bet = check_bet(bet)
     if not falsifier.strip() or "\n" in falsifier.strip():

@@ -6,13 +6,12 @@ import json
 import math
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ledger import output, runner
+from ledger import launch, output, runner
 from ledger.commands.register import split_list
 from ledger.context import Context, open_context
 from ledger.errors import BadInput
@@ -201,10 +200,9 @@ def _detach(
     as_json: bool,
 ) -> int:
     """Start the same run in a background worker and return at once."""
-    args = [
-        sys.executable,
-        "-m",
-        "ledger",
+    # The installed program, isolated: the worker's cwd is the repository,
+    # where ``python -m ledger`` would import a ledger/ package from it.
+    args = launch.argv(
         "-C",
         str(top),
         "run",
@@ -216,7 +214,7 @@ def _detach(
         "--jobs",
         str(jobs),
         "--json",
-    ]
+    )
     args += ["--seeds", seeds] if seeds else ["--windows", windows or ""]
     if out_dir is not None:
         args += ["--out-dir", str(out_dir)]
@@ -263,13 +261,9 @@ def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
     records = runner.RunRecords(ctx)
     deadline = time.monotonic() + timeout if timeout else math.inf
     while True:
-        live = [
-            r
-            for r in records.all()
-            if isinstance(r.get("pid"), int) and runner.alive(int(str(r["pid"])))
-        ]
+        live = [r for r in records.all() if runner.alive(r)]
         for r in records.all():
-            if r.get("batch") and not runner.alive(int(str(r.get("pid", 0)))):
+            if r.get("batch") and not runner.alive(r):
                 Path(str(r["file"])).unlink(missing_ok=True)
         if not live:
             break

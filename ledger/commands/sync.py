@@ -21,7 +21,7 @@ from pathlib import Path
 from ledger import gitcli, output
 from ledger.context import Context, open_context
 from ledger.errors import BadInput, LedgerError, Refused
-from ledger.mergeviews import DRIVER, driver_command, regenerate, view_paths
+from ledger.mergeviews import configure_driver, regenerate, view_paths
 from ledger.model.documents import decode_text, parse_document
 from ledger.model.entries import VersionFront
 from ledger.model.ids import next_sibling, parse_version
@@ -38,13 +38,6 @@ def default_remote(ctx: Context) -> str | None:
     if configured:
         return configured if configured in names else None
     return "origin" if "origin" in names else (names[0] if len(names) == 1 else None)
-
-
-def configure_driver(ctx: Context) -> None:
-    """Define the merge driver in .git/config (idempotent)."""
-    workdir = ctx.store.require_workdir()
-    gitcli.run(["config", f"merge.{DRIVER}.name", "git-ledger generated views"], workdir)
-    gitcli.run(["config", f"merge.{DRIVER}.driver", driver_command()], workdir)
 
 
 def after_register(ctx: Context) -> None:
@@ -216,7 +209,7 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
     if remote not in gitcli.remotes(workdir):
         raise BadInput(f"no remote named {remote!r}", "see 'git remote -v'")
     branch = ctx.store.branch().removeprefix("refs/heads/")
-    configure_driver(ctx)
+    configure_driver(workdir)  # also repairs a 0.1 definition, silently
     notes: list[str] = []
     rounds = 0
     for rounds in range(1, ctx.config.sync.max_rounds + 1):

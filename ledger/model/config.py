@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ledger.configfile import CONFIG_FILE, PYPROJECT, has_tool_ledger
 from ledger.errors import BadInput
+from ledger.model.ids import case_twin
 
 __all__ = ["CONFIG_FILE", "PYPROJECT", "LedgerConfig", "has_tool_ledger", "parse_config"]
 Direction = Literal["higher", "lower"]
@@ -205,6 +206,16 @@ class LedgerConfig(_Table):
     @field_validator("gates")
     @classmethod
     def _gate_names(cls, value: dict[str, GateConfig]) -> dict[str, GateConfig]:
+        # Checked first so that both names are given: gate names are directory
+        # names under results/, one directory on a case-insensitive file system.
+        names = list(value)
+        for i, name in enumerate(names):
+            twin = case_twin(name, names[:i])
+            if twin is not None:
+                raise ValueError(
+                    f"gate names {twin!r} and {name!r} differ only in letter case "
+                    "(one directory on macOS and Windows file systems); rename one"
+                )
         for name in value:
             if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,31}", name):
                 raise ValueError(

@@ -3,12 +3,14 @@
 An id ends up in a file name, a branch name and a commit trailer, so it must be
 safe in all three: no ``..``, no ``/``, no leading ``-`` (it would read as an
 option), no ``.lock`` suffix (git's lock files), no control characters or shell
-metacharacters.
+metacharacters. Nor may it differ from a name already taken only in letter
+case (:func:`case_twin`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ledger.errors import BadInput
@@ -76,6 +78,29 @@ def try_parse_version(value: str, prefix: str) -> VersionId | None:
     if not match:
         return None
     return VersionId(prefix, int(match["num"]), match["sib"], match["cell"] or "")
+
+
+def case_twin(name: str, taken: Iterable[str]) -> str | None:
+    """A name in ``taken`` that differs from ``name`` only in letter case, if any.
+
+    Ids and names become file and branch names. On a case-insensitive file
+    system (macOS's default APFS, Windows) ``V2a.md`` and ``V2A.md`` are one
+    file, and ``refs/heads/ledger/V3.Ab`` and ``.../V3.AB`` one ref.
+    """
+    folded = name.casefold()
+    return next((t for t in taken if t != name and t.casefold() == folded), None)
+
+
+def check_case_unique(name: str, taken: Iterable[str], what: str) -> str:
+    """Refuse ``name`` when it differs from one in ``taken`` only in letter case."""
+    twin = case_twin(name, taken)
+    if twin is not None:
+        raise BadInput(
+            f"{what} {name!r} differs from {twin!r} only in letter case",
+            "on a case-insensitive file system (macOS, Windows) they would be one file: "
+            "pick a name that differs in more than case",
+        )
+    return name
 
 
 def next_sibling(taken: set[str], base: VersionId) -> VersionId:
