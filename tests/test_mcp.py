@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -280,35 +279,40 @@ def test_bad_arguments_and_paths_outside_the_repository_are_bad_input(
     assert fingerprint(loop_repo.path) == before
 
 
-CRASH = """\
-import json, sys
-from pathlib import Path
-from ledger import mcptools
-from ledger.mcpserver import execute
-spec = next(s for s in mcptools.TOOLS if s.name == "status")
-outcome = execute(spec, {}, Path(sys.argv[1]), Path(sys.argv[1]))
-print(json.dumps({"code": outcome.exit_code, "error": outcome.error}))
+# The test plants the bug itself: a wrapper process breaks one verb, then serves
+# through the real entry point (the program has no crash switch).
+BROKEN_SERVER = """\
+import sys, ledger.commands.status as verb
+def broken(*args, **kwargs):
+    raise RuntimeError("a bug")
+verb.run_status = broken
+from ledger.cli import main
+main(["-C", sys.argv[1], "mcp"])
 """
 
 
-def test_a_bug_in_a_verb_is_an_internal_error_with_the_traceback_on_disk(
-    loop_repo: Repo, monkeypatch: pytest.MonkeyPatch
+def test_a_bug_in_a_verb_is_an_internal_error_and_the_server_lives_on(
+    loop_repo: Repo, tmp_path: Path
 ) -> None:
-    # The crash switch also stops `git ledger mcp` itself, so the call runs in a
-    # process of its own, through the function every tool call goes through.
-    monkeypatch.setenv("LEDGER_TEST_CRASH", "1")
-    proc = subprocess.run(
-        [sys.executable, "-c", CRASH, str(loop_repo.path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    outcome = json.loads(proc.stdout)
-    assert outcome["code"] == 3
-    assert outcome["error"]["kind"] == "internal" and outcome["error"]["exit_code"] == 3
-    assert "crash requested by LEDGER_TEST_CRASH" in outcome["error"]["message"]
+    async def main() -> None:
+        server = StdioServerParameters(
+            command=sys.executable,
+            args=["-c", BROKEN_SERVER, str(loop_repo.path)],
+            env=dict(os.environ),
+            cwd=tmp_path,
+        )
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            client = Agent(session)
+            error = await client.error("status")
+            assert error["kind"] == "internal" and error["exit_code"] == 3
+            assert "RuntimeError: a bug" in error["message"]
+            assert "last-error.log" in error["message"]
+            assert await client.data("next") == cli_next(loop_repo)  # the next call is served
+
+    anyio.run(main)
     log = loop_repo.path / ".git/ledger/last-error.log"
-    assert "RuntimeError: crash requested" in log.read_text()
+    assert "RuntimeError: a bug" in log.read_text()
 
 
 def test_entries_are_resources_read_from_the_committed_tree(
