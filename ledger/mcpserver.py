@@ -25,7 +25,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -33,7 +33,7 @@ from typing import Any, TextIO
 import click
 
 from ledger import mcptools
-from ledger.errors import KINDS, BadInput, LedgerError
+from ledger.errors import BadInput, LedgerError, Refused
 
 EXTRA_HINT = "pip install 'git-ledger[mcp]'"
 RESOURCE_SCHEME = "ledger"
@@ -95,6 +95,7 @@ def _streams() -> tuple[_PerThread, _PerThread]:
 
 
 def _internal(exc: BaseException, cwd: Path) -> dict[str, object]:
+    """A bug: the traceback goes where the CLI puts it, the client gets kind 'internal'."""
     from ledger.cli import _error_log
 
     where = ""
@@ -102,14 +103,8 @@ def _internal(exc: BaseException, cwd: Path) -> dict[str, object]:
     if log_path is not None:
         log_path.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
         where = f"; traceback in {log_path}"
-    return {
-        "kind": KINDS[3],
-        "exit_code": 3,
-        "rule": None,
-        "message": f"internal error: {type(exc).__name__}: {exc}{where}",
-        "fix": "report it with the traceback",
-        "findings": [],
-    }
+    message = f"internal error: {type(exc).__name__}: {exc}{where}"
+    return LedgerError(message, "report it with the traceback").as_dict()
 
 
 def _bad_usage(message: str) -> dict[str, object]:
@@ -140,14 +135,17 @@ def execute(spec: mcptools.ToolSpec, arguments: dict[str, Any], cwd: Path, root:
         except click.exceptions.Exit as exc:
             code = exc.exit_code
         except click.exceptions.Abort:
-            code, error = 1, {**_bad_usage("aborted"), "kind": KINDS[1], "exit_code": 1}
+            code, error = 1, Refused("aborted").as_dict()
         except click.ClickException as exc:
             code, error = 2, _bad_usage(exc.format_message())
+        except SystemExit as exc:  # nothing should exit the server from inside a verb
+            code = exc.code if isinstance(exc.code, int) else 1
         except Exception as exc:
             code, error = 3, _internal(exc, cwd)
     outcome = Outcome(code, stdout.getvalue(), stderr.getvalue(), error)
     if error is None and spec.output == "json" and outcome.stdout.strip():
-        outcome.data = json.loads(outcome.stdout)
+        with suppress(ValueError):  # not JSON after all: the client gets the text
+            outcome.data = json.loads(outcome.stdout)
     return outcome
 
 

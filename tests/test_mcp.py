@@ -8,8 +8,10 @@ itself, and at every step `next` over MCP must agree with the CLI's `next --json
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -223,6 +225,28 @@ def test_several_findings_are_one_line_for_people_and_each_finding_for_machines(
     assert BadInput("ledger.toml: [run] command token").as_dict()["rule"] is None
 
 
+def test_record_reads_a_results_file_relative_to_the_servers_directory(
+    loop_repo: Repo, tmp_path: Path
+) -> None:
+    loop_repo.ok("register", "V1", "--bet", "A bet", *_flags(REGISTRATION))
+    results = loop_repo.write("measured/seed-7.json", '{"score": 91.5, "loss": 0.085}')
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "measured").mkdir()  # the client's directory does not count
+    (tmp_path / "elsewhere" / "measured" / "seed-7.json").write_text('{"score": 1.0}')
+
+    async def steps(client: Agent) -> None:
+        recorded = await client.data(
+            "record", step_id="V1", gate="recent", seed="7", file="measured/seed-7.json"
+        )
+        assert recorded["path"] == "training_log/results/V1/recent/seed-7.json"
+        assert recorded["commit"] == loop_repo.head()
+
+    drive(loop_repo, tmp_path, steps)
+    stored = json.loads(loop_repo.git("show", "HEAD:training_log/results/V1/recent/seed-7.json"))
+    assert stored["metrics"]["score"] == 91.5
+    assert stored["provenance"]["source_sha256"] == hashlib.sha256(results.read_bytes()).hexdigest()
+
+
 def test_bad_arguments_and_paths_outside_the_repository_are_bad_input(
     loop_repo: Repo, tmp_path: Path
 ) -> None:
@@ -253,6 +277,42 @@ def test_bad_arguments_and_paths_outside_the_repository_are_bad_input(
 
     drive(loop_repo, tmp_path, steps)
     assert fingerprint(loop_repo.path) == before
+
+
+# The test plants the bug itself: a wrapper process breaks one verb, then serves
+# through the real entry point (the program has no crash switch).
+BROKEN_SERVER = """\
+import sys, ledger.commands.status as verb
+def broken(*args, **kwargs):
+    raise RuntimeError("a bug")
+verb.run_status = broken
+from ledger.cli import main
+main(["-C", sys.argv[1], "mcp"])
+"""
+
+
+def test_a_bug_in_a_verb_is_an_internal_error_and_the_server_lives_on(
+    loop_repo: Repo, tmp_path: Path
+) -> None:
+    async def main() -> None:
+        server = StdioServerParameters(
+            command=sys.executable,
+            args=["-c", BROKEN_SERVER, str(loop_repo.path)],
+            env=dict(os.environ),
+            cwd=tmp_path,
+        )
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            client = Agent(session)
+            error = await client.error("status")
+            assert error["kind"] == "internal" and error["exit_code"] == 3
+            assert "RuntimeError: a bug" in error["message"]
+            assert "last-error.log" in error["message"]
+            assert await client.data("next") == cli_next(loop_repo)  # the next call is served
+
+    anyio.run(main)
+    log = loop_repo.path / ".git/ledger/last-error.log"
+    assert "RuntimeError: a bug" in log.read_text()
 
 
 def test_entries_are_resources_read_from_the_committed_tree(
@@ -476,6 +536,18 @@ def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
         assert hints[name].read_only_hint is True and hints[name].destructive_hint is False
     issue = {"register", "record", "run", "wait", "reflect", "matrix_status"}
     assert issue <= set(hints)
+
+
+def test_the_readme_names_every_tool_and_every_destructive_one() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Agents: the MCP server") :]
+    section = section[: section.index("\n## ")]
+    tools_bullet = section[section.index("**Tools are the verbs.**") : section.index("**Hints.**")]
+    hints_bullet = section[section.index("**Hints.**") : section.index("**Errors are data.**")]
+    named = set(re.findall(r"`([a-z_]+)`", tools_bullet))
+    assert {spec.name for spec in mcptools.TOOLS} <= named
+    destructive = set(re.findall(r"`([a-z_]+)`", hints_bullet)) - {"readOnlyHint"}
+    assert destructive == {spec.name for spec in mcptools.TOOLS if spec.kind == "destructive"}
 
 
 def test_without_the_extra_mcp_exits_2_naming_it(
