@@ -220,7 +220,7 @@ def test_a_recorded_live_run_is_reported_and_stopped_with_its_children(repo: Rep
 
 def test_a_record_without_start_time_needs_its_program(repo: Repo) -> None:
     # Records from before start times were kept: the process must at least run
-    # the recorded program, or it is a stranger.
+    # the recorded program, or it is a stranger ...
     from ledger import runfiles
 
     with sleeper() as stranger:
@@ -229,6 +229,12 @@ def test_a_record_without_start_time_needs_its_program(repo: Repo) -> None:
         assert runfiles.alive(runfiles.records(other.parent)[0]) is False
         assert runfiles.alive(runfiles.records(same.parent)[1]) is True
         assert runfiles.alive({"pid": True}) is False
+        # ... or their "started" clock reading, taken just after the start.
+        import psutil
+
+        begun = psutil.Process(stranger.pid).create_time()
+        assert runfiles.alive({"pid": stranger.pid, "started": begun + 0.05}) is True
+        assert runfiles.alive({"pid": stranger.pid, "started": begun - 3600}) is False
         assert runfiles.alive({"pid": os.getpid() + 10**7, "pid_started": 1.0}) is False
 
 
