@@ -329,11 +329,33 @@ def test_windows_outside_wsl_is_refused_in_one_line(repo: Repo, entry: str) -> N
 # --- nothing Linux-only in what the tool runs --------------------------------------------
 
 
-def test_no_procfs_in_the_package() -> None:
+# What exists only on Linux (procfs, Linux-only signals and prctl) or only in GNU
+# tools (the flags macOS's BSD userland lacks), in the package and the hook script.
+LINUX_ONLY = (
+    "/proc",
+    "SIGPWR",
+    "SIGSTKFLT",
+    "SIGRTMIN",
+    "SIGPOLL",
+    "prctl",
+    "pidfd",
+    "readlink -f",
+    "sed -i",
+    "date -d",
+    "stat -c",
+    "--no-run-if-empty",
+    "xargs -r",
+)
+
+
+def test_nothing_linux_only_in_what_the_tool_runs() -> None:
+    files = [*sorted((ROOT / "ledger").rglob("*.py")), *sorted((ROOT / "hooks").iterdir())]
     offenders = [
-        str(path.relative_to(ROOT))
-        for path in sorted((ROOT / "ledger").rglob("*.py"))
-        if "/proc" in path.read_text()
+        f"{path.relative_to(ROOT)}: {needle}"
+        for path in files
+        if path.is_file()
+        for needle in LINUX_ONLY
+        if needle in path.read_text()
     ]
     assert offenders == []
 
