@@ -246,9 +246,11 @@ def test_a_zombie_is_not_alive(repo: Repo) -> None:
     try:
         import psutil
 
-        psutil.Process(proc.pid)  # not reaped yet: a zombie once it exits
-        while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE:
+        for _ in range(3000):  # not reaped yet: a zombie once it has exited
+            if psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE:
+                break
             time.sleep(0.01)
+        assert psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
         assert runfiles.alive({"pid": proc.pid, "pid_started": started}) is False
     finally:
         proc.wait()
