@@ -45,17 +45,27 @@ def write(runs_dir: Path, name: str, data: dict[str, object]) -> Path:
     return path
 
 
+def _seconds(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value)
+    return None
+
+
 def identity(record: dict[str, object]) -> tuple[int, float | None, str] | None:
-    """(pid, start time, program) of a record, or None when it names no process."""
+    """(pid, start time, program) of a record, or None when it names no process.
+
+    Records written before ``pid_started`` existed carry ``started``, the
+    clock read right after the process was started: close enough to its start
+    time to tell it from a process that got the PID later.
+    """
     pid = record.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return None
-    started = record.get(START_KEY)
     argv = record.get("argv")
     argv0 = str(argv[0]) if isinstance(argv, list) and argv else ""
-    stamp = None
-    if isinstance(started, int | float) and not isinstance(started, bool) and started > 0:
-        stamp = float(started)
+    stamp = _seconds(record.get(START_KEY))
+    if stamp is None:
+        stamp = _seconds(record.get("started"))
     return pid, stamp, argv0
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import json
 import os
 import re
@@ -415,7 +416,9 @@ class Store:
         finally:
             os.close(fd)
 
-    def _build_tree(self, base: pygit2.Tree | None, changes: dict[str, bytes | None]) -> str:
+    def _build_tree(
+        self, base: pygit2.Tree | None, changes: dict[str, bytes | None], prefix: str = ""
+    ) -> str:
         """A new tree: ``base`` with ``changes`` applied, only changed subtrees rebuilt."""
         here: dict[str, bytes | None] = {}
         below: dict[str, dict[str, bytes | None]] = {}
@@ -425,6 +428,7 @@ class Store:
                 below.setdefault(head, {})[rest] = data
             else:
                 here[head] = data
+        check_case(base, here, below, prefix)
         builder = self.repo.TreeBuilder(base) if base is not None else self.repo.TreeBuilder()
         for name, data in here.items():
             if data is None:
@@ -437,7 +441,7 @@ class Store:
             if base is not None and name in base:
                 obj = self.repo[base[name].id]
                 sub_base = obj if isinstance(obj, pygit2.Tree) else None
-            sub_id = self._build_tree(sub_base, sub_changes)
+            sub_id = self._build_tree(sub_base, sub_changes, f"{prefix}{name}/")
             if len(_get(self.repo, sub_id, pygit2.Tree)) == 0:
                 if base is not None and name in base:
                     builder.remove(name)
@@ -503,7 +507,6 @@ class Store:
                 transition = build(snap)
                 for path in transition.writes:
                     check_entry_path(path)
-                check_case_collisions(snap, transition.writes)
                 if check_worktree and self.workdir is not None:
                     # One index object per transition: read here, re-read below only
                     # if another process changed the file in between (read(False)).
@@ -651,34 +654,57 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise BadInput(f"cannot write {path}: {exc.strerror}", "free some disk space") from None
 
 
-def check_case_collisions(snap: Snapshot, writes: dict[str, bytes | None]) -> None:
-    """Refuse a new path that differs from a path of the tree only in letter case.
+def check_case(
+    base: pygit2.Tree | None,
+    here: dict[str, bytes | None],
+    below: dict[str, dict[str, bytes | None]],
+    prefix: str,
+) -> None:
+    """Refuse a new name that differs from a name of the tree only in letter case.
 
     On a case-insensitive file system (macOS's default, Windows) ``seed-a.json``
     and ``seed-A.json`` are one file: the work tree could never match the
     commit. Ids, gates and cells are checked where they are named, with a
     better message; this is the guard for every other name a transition makes.
+    It runs on each level of the tree a transition rebuilds, with the trees
+    already loaded, and compares only names new to their directory.
     """
-    made: dict[str, str] = {}
-    for path, data in writes.items():
-        if data is None or snap.blob_id(path) is not None:
+    made = [n for n, data in here.items() if data is not None] + list(below)
+    seen: dict[str, str] = {}
+    for name in made:
+        if seen.setdefault(name.casefold(), name) != name:  # two names in this transition
+            _case_clash(prefix + name, prefix + seen[name.casefold()])
+    if base is None:
+        return
+    for name in made:
+        if name in base:
             continue
-        parent, in_tree = "", True
-        for part in PurePosixPath(path).parts:
-            here = f"{parent}/{part}" if parent else part
-            folded = here.casefold()
-            if made.setdefault(folded, here) != here:  # two names in this transition
-                _case_clash(here, made[folded])
-            if in_tree and snap._object(here) is None:  # the first new level: its siblings
-                in_tree = False
-                tree = snap._object(parent)
-                for entry in tree if isinstance(tree, pygit2.Tree) else ():
-                    name = str(entry.name)
-                    there = f"{parent}/{name}" if parent else name
-                    deleted = writes.get(there, b"") is None  # by this very transition
-                    if name != part and name.casefold() == part.casefold() and not deleted:
-                        _case_clash(here, there)
-            parent = here
+        for twin in _case_twins(base, name):
+            if here.get(twin, b"") is not None:  # unless this transition deletes it
+                _case_clash(prefix + name, prefix + twin)
+
+
+def _case_twins(tree: pygit2.Tree, part: str) -> list[str]:
+    """Names in ``tree`` that differ from ``part`` only in letter case.
+
+    An ASCII name with few letters (``V10001.md``: 8 spellings) is looked up
+    spelling by spelling, binary searches in the tree; otherwise, or in a small
+    tree, the entries are scanned (a 10,000-entry directory costs ~4 ms).
+    """
+    letters = [i for i, c in enumerate(part) if c.isascii() and c.isalpha()]
+    if part.isascii() and (4 << len(letters)) <= len(tree):
+        found = []
+        for flips in itertools.product((False, True), repeat=len(letters)):
+            chars = list(part)
+            for i, flip in zip(letters, flips, strict=True):
+                if flip:
+                    chars[i] = chars[i].swapcase()
+            name = "".join(chars)
+            if name != part and name in tree:
+                found.append(name)
+        return found
+    folded = part.casefold()
+    return [str(e.name) for e in tree if e.name != part and str(e.name).casefold() == folded]
 
 
 def _case_clash(path: str, other: str) -> None:

@@ -220,7 +220,7 @@ def test_a_recorded_live_run_is_reported_and_stopped_with_its_children(repo: Rep
 
 def test_a_record_without_start_time_needs_its_program(repo: Repo) -> None:
     # Records from before start times were kept: the process must at least run
-    # the recorded program, or it is a stranger.
+    # the recorded program, or it is a stranger ...
     from ledger import runfiles
 
     with sleeper() as stranger:
@@ -229,6 +229,12 @@ def test_a_record_without_start_time_needs_its_program(repo: Repo) -> None:
         assert runfiles.alive(runfiles.records(other.parent)[0]) is False
         assert runfiles.alive(runfiles.records(same.parent)[1]) is True
         assert runfiles.alive({"pid": True}) is False
+        # ... or their "started" clock reading, taken just after the start.
+        import psutil
+
+        begun = psutil.Process(stranger.pid).create_time()
+        assert runfiles.alive({"pid": stranger.pid, "started": begun + 0.05}) is True
+        assert runfiles.alive({"pid": stranger.pid, "started": begun - 3600}) is False
         assert runfiles.alive({"pid": os.getpid() + 10**7, "pid_started": 1.0}) is False
 
 
@@ -240,9 +246,11 @@ def test_a_zombie_is_not_alive(repo: Repo) -> None:
     try:
         import psutil
 
-        psutil.Process(proc.pid)  # not reaped yet: a zombie once it exits
-        while psutil.Process(proc.pid).status() != psutil.STATUS_ZOMBIE:
+        for _ in range(3000):  # not reaped yet: a zombie once it has exited
+            if psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE:
+                break
             time.sleep(0.01)
+        assert psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
         assert runfiles.alive({"pid": proc.pid, "pid_started": started}) is False
     finally:
         proc.wait()
@@ -323,11 +331,33 @@ def test_windows_outside_wsl_is_refused_in_one_line(repo: Repo, entry: str) -> N
 # --- nothing Linux-only in what the tool runs --------------------------------------------
 
 
-def test_no_procfs_in_the_package() -> None:
+# What exists only on Linux (procfs, Linux-only signals and prctl) or only in GNU
+# tools (the flags macOS's BSD userland lacks), in the package and the hook script.
+LINUX_ONLY = (
+    "/proc",
+    "SIGPWR",
+    "SIGSTKFLT",
+    "SIGRTMIN",
+    "SIGPOLL",
+    "prctl",
+    "pidfd",
+    "readlink -f",
+    "sed -i",
+    "date -d",
+    "stat -c",
+    "--no-run-if-empty",
+    "xargs -r",
+)
+
+
+def test_nothing_linux_only_in_what_the_tool_runs() -> None:
+    files = [*sorted((ROOT / "ledger").rglob("*.py")), *sorted((ROOT / "hooks").iterdir())]
     offenders = [
-        str(path.relative_to(ROOT))
-        for path in sorted((ROOT / "ledger").rglob("*.py"))
-        if "/proc" in path.read_text()
+        f"{path.relative_to(ROOT)}: {needle}"
+        for path in files
+        if path.is_file()
+        for needle in LINUX_ONLY
+        if needle in path.read_text()
     ]
     assert offenders == []
 
