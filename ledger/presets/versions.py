@@ -1,0 +1,53 @@
+"""The versions loop (preset ``versions``): pre-registered bets, gates, honest verdicts.
+
+Its entries (version files, results, reflections, matrices) are parsed by
+:mod:`ledger.state` itself, so their problems are already in the state.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ledger.presets import Preset
+
+if TYPE_CHECKING:
+    from ledger.context import Context
+    from ledger.model.config import LedgerConfig
+    from ledger.state import LedgerState
+    from ledger.store import Snapshot, Store
+
+
+class VersionsPreset(Preset):
+    name = "versions"
+
+    def entry_paths(self, config: LedgerConfig) -> list[str]:
+        base = config.dir
+        prefix = config.ledger.id_prefix
+        return [
+            f"{base}/{prefix}*.md",
+            f"{base}/results/**/*.json",
+            f"{base}/REFLECTION_*.md",
+            f"{base}/*-matrix.md",
+        ]
+
+    def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
+        return []  # listed by ledger.state while it parses them
+
+    def history_rules(self) -> list[dict[str, str]]:
+        return [
+            {
+                "paths": "<V>.md",
+                "changed_by": "register,conclude",
+                "rule": "front matter and Hypothesis frozen once registered",
+            },
+            {"paths": "results/**", "changed_by": "record,run", "rule": "added, never edited"},
+            {"paths": "REFLECTION_*.md", "changed_by": "reflect,hand", "rule": "the reflection"},
+        ]
+
+    def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        return {}
+
+    def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        from ledger.nextstep import next_action
+
+        return dict(next_action(state).as_dict())
