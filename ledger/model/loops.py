@@ -81,6 +81,7 @@ class BatchGateEntry(_Entry):
 class TopicEntry(_Entry):
     batch: int = Field(ge=0)
     topic: str = Field(min_length=1)
+    seq: int = Field(default=0, ge=0)
     inputs: dict[str, Any]
     thresholds: dict[str, Any]
     rule: str
