@@ -241,6 +241,58 @@ class BatchesWalk(Walk):
         return f"{old}-{self.steps}"
 
 
+class VersionsWalk(Walk):
+    def __init__(self, root: Path, seed: int) -> None:
+        super().__init__(root, "versions", seed)
+        self.concluded = 0
+
+    def step(self) -> bool:
+        action = self.next()
+        super().step()
+        if action["action"] == "conclude":
+            self.concluded += 1
+        # The loop's end: a concluded version (after a few, so the triggers fire too).
+        return action["action"] == "conclude" and self.concluded % 6 == 0
+
+    def execute(self, command: str, action: dict[str, Any]) -> None:
+        if command == "git commit":
+            git(self.repo, "add", "training_log")
+            git(self.repo, "commit", "-q", "-m", "docs(ledger): the reflection")
+            return
+        super().execute(command, action)
+
+    def edit(self, path: str) -> None:
+        target = self.repo / path
+        text = target.read_text()
+        filled = re.sub(r"(## [^\n]+\n)", r"\1\nLooked at it; see the numbers.\n", text)
+        target.write_text(filled)
+
+    def fill(self, words: list[str], action: dict[str, Any]) -> list[str]:
+        out = []
+        for word in words:
+            if word == "RESULTS.json":
+                path = self.repo.parent / f"results-{self.repos}-{self.steps}.json"
+                path.write_text(json.dumps({"score": round(self.rng.gauss(10, 3), 4)}))
+                word = str(path)
+            out.append(word)
+        if out and out[0] == "register":
+            self.code_commit()  # the walk's code for the previous bet (if any) is in
+        return super().fill(out, action)
+
+
+@pytest.mark.parametrize("seed", [5])
+def test_versions_walk_follows_next_to_a_concluded_version(tmp_path: Path, seed: int) -> None:
+    walk = VersionsWalk(tmp_path, seed)
+    walk.walk()
+    print(
+        f"versions walk: {walk.steps} steps, {walk.ends} end(s), {walk.crashes} crash(es), "
+        f"{walk.repos} repo(s), actions {walk.actions}"
+    )
+    assert walk.steps >= STEPS and walk.ends >= 1
+    for needed in ("register", "measure", "conclude"):
+        assert walk.actions.get(needed), (needed, walk.actions)
+
+
 @pytest.mark.parametrize("seed", [7])
 def test_campaign_walk_follows_next_to_the_end(tmp_path: Path, seed: int) -> None:
     walk = CampaignWalk(tmp_path, seed)

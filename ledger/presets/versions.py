@@ -50,4 +50,35 @@ class VersionsPreset(Preset):
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         from ledger.nextstep import next_action
 
-        return dict(next_action(state).as_dict())
+        action = dict(next_action(state).as_dict())
+        concluded = state.concluded()
+        if action["action"] == "reflect" and concluded:
+            # One command that gets through the step even after a crash half-way:
+            # writing the reflection again is a no-op once it exists.
+            rel = f"{state.config.dir}/REFLECTION_{concluded[-1].id}.md"
+            after = concluded[-1].id
+            action["command"] = (
+                f"git ledger reflect {after} && $EDITOR {rel} && git ledger reflect {after} --commit"
+            )
+        if action["action"] == "conclude":
+            supported = supported_verdicts(state, action["command"].split()[3])
+            if supported:
+                action["command"] = action["command"].replace(
+                    "confirmed|refuted|inconclusive", "|".join(supported)
+                )
+        return action
+
+
+def supported_verdicts(state: LedgerState, vid: str) -> list[str]:
+    """The verdicts the numbers do not contradict (what ``conclude`` accepts)."""
+    from ledger.verdicts import contradiction, evidence
+
+    version = state.version(vid)
+    gates = evidence(state, vid) if version is not None else []
+    if version is None or not gates:
+        return []
+    return [
+        v
+        for v in ("confirmed", "refuted", "inconclusive")
+        if contradiction(v, gates[0], version.front.effect) is None
+    ]
