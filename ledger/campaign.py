@@ -39,6 +39,7 @@ MISTAKES = "mistakes.md"
 CONTRACT = "contract.md"
 REPORT = "latest-report.md"
 OWNER = "owner.json"
+DELIVERED = "delivered.json"
 
 
 def table(config: LedgerConfig) -> CampaignTable:
@@ -98,6 +99,7 @@ class Campaign:
     mistakes: list[dict[str, Any]] = field(default_factory=list)
     owner: dict[str, Any] | None = None
     report: str | None = None
+    delivered: bytes | None = None
     problems: list[tuple[str, str]] = field(default_factory=list)
     views: dict[str, bytes | None] = field(default_factory=dict)
 
@@ -227,6 +229,7 @@ def load(config: LedgerConfig, snap: Snapshot, store: Store | None = None) -> Ca
             camp.owner = parse_entry(OwnerEntry, owner, f"{base}/{OWNER}").model_dump()
         except BadInput as exc:
             camp.problems.append((f"{base}/{OWNER}", _problem(exc)))
+    camp.delivered = snap.read(f"{base}/{DELIVERED}")
     report = snap.read(f"{base}/{REPORT}")
     camp.report = report.decode("utf-8", errors="replace") if report is not None else None
     for name in (JSONL, CSV, MISTAKES):

@@ -271,3 +271,63 @@ def test_batches_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
         "--reason", "x",
     )  # fmt: skip
     assert missing.code == 2 and "forbidden-vocabulary" in missing.err
+
+
+def test_a_malformed_entry_of_any_preset_is_listed_never_dropped(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = bare_repo
+    ok(repo, "init", "--preset", "campaign")
+    repo.write("training_log/contract.md", "# Contract\n\nSpeed.\n")
+    ok(repo, "contract")
+    bad = "training_log/candidates/0123456789ab-e0.json"
+    repo.write(bad, json.dumps({"commit": "0123", "seq": 1, "epoch": 0, "verdict": "base"}))
+    repo.commit_all("docs(campaign): by hand", "--no-verify")
+    status = ok(repo, "status", "--json").json()
+    assert [p["path"] for p in status["problems"]] == [bad]
+    assert status["next"]["action"] == "fix-entry"
+    finish = gl(repo, "finish", "--json")
+    assert finish.code == 1 and "entry-schema" in [i["rule"] for i in finish.json()["outstanding"]]
+    doctor = gl(repo, "doctor", "--json")
+    assert bad in doctor.out
+
+    other = tmp_path / "batches"
+    other.mkdir()
+    git(other, "init", "-q")
+    brepo = Repo(other)
+    ok(brepo, "init", "--preset", "batches")
+    gate = "training_log/gates/batch-0.json"
+    brepo.write(gate, '{"batch": 0, "ratio": 3}')
+    brepo.commit_all("docs(batches): by hand", "--no-verify")
+    status = ok(brepo, "status", "--json").json()
+    assert [p["path"] for p in status["problems"]] == [gate]
+
+
+def test_versions_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = bare_repo
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    repo.write("a.py", "x = 1\n")
+    early = commit(repo, "feat(a): before any bet")
+    assert early.returncode == 1 and "no version is open" in early.stderr
+    git(repo.path, "reset", "-q")
+    for _ in range(2):
+        nxt = ok(repo, "next", "--json").json()
+        assert nxt["action"] == "register"
+        vid = nxt["command"].split()[3]
+        ok(repo, "register", vid, "--bet", "faster", "--gate", "recent", "--files", "a.py",
+           "--falsifier", "no gain")  # fmt: skip
+        repo.write("a.py", f"x = {_ + 2}\n")
+        assert commit(repo, "feat(a): the bet").returncode == 0
+        nxt = ok(repo, "next", "--json").json()
+        assert nxt["action"] == "measure"
+        results = tmp_path / f"r{_}.json"
+        results.write_text(json.dumps({"score": 10 + _}))
+        ok(repo, *nxt["command"].replace("RESULTS.json", str(results)).split()[2:])
+        nxt = ok(repo, "next", "--json").json()
+        assert nxt["action"] == "conclude"
+        verdict = nxt["command"].split("--verdict ")[1].split()[0].split("|")[0]
+        vid = nxt["command"].split()[3]
+        ok(repo, "conclude", vid, "--verdict", verdict, "--next", "try the next bet")
+    status = ok(repo, "status", "--json").json()
+    assert status["counts"]["concluded"] == 2 and status["problems"] == []

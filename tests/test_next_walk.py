@@ -302,7 +302,7 @@ def test_campaign_walk_follows_next_to_the_end(tmp_path: Path, seed: int) -> Non
         f"{walk.repos} repo(s), actions {walk.actions}"
     )
     assert walk.steps >= STEPS and walk.ends >= 1
-    for needed in ("contract", "record-base", "arm", "candidate", "finish", "deliver"):
+    for needed in ("contract", "record-base", "arm", "candidate", "finish", "deliver", "done"):
         assert walk.actions.get(needed), (needed, walk.actions)
     assert walk.actions.get("benchmark-adjust") and walk.actions.get("re-measure-head")
     # finish passed: the last repository's campaign is disarmed and delivered.

@@ -484,6 +484,18 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
             raise
         gitcli.run(["worktree", "remove", "--force", str(temp)], workdir)
     gitcli.run(["worktree", "prune"], workdir, check=False)
+    tip = gitcli.output(["rev-parse", f"refs/heads/{name}"], workdir).strip()
+    record = dump_json({"branch": name, "commit": tip, "commits": picks}).encode()
+
+    def delivered(snap: Snapshot) -> Transition:
+        return Transition(
+            kind="deliver",
+            step="deliver",
+            subject=f"docs(campaign): delivered on {name}",
+            writes={f"{ctx.dir}/{campaign.DELIVERED}": record},
+        )
+
+    ctx.store.transact(delivered)
     _say(
         as_json,
         {"branch": name, "commits": picks},

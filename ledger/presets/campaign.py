@@ -80,7 +80,7 @@ class CampaignPreset(Preset):
                     f"git restore --staged --worktree {contract}",
                 )
             )
-        for prefix in ("candidates/", "benchmark/", f"{campaign.OWNER}"):
+        for prefix in ("candidates/", "benchmark/", campaign.OWNER, campaign.DELIVERED):
             touched = [p for p in staged if p.startswith(f"{ctx.dir}/{prefix}")]
             if touched:
                 found.append(
@@ -124,6 +124,7 @@ class CampaignPreset(Preset):
             {"paths": "mistakes/*.json", "changed_by": "mistake", "rule": "added only"},
             {"paths": "owner.json", "changed_by": "arm,finish", "rule": "arm and finish only"},
             {"paths": "latest-report.md", "changed_by": "report,hand", "rule": "the report"},
+            {"paths": "delivered.json", "changed_by": "deliver", "rule": "the delivery"},
             {"paths": "ledger.toml", "changed_by": "hand", "rule": "tolerance frozen at contract"},
         ]
 
@@ -201,12 +202,18 @@ class CampaignPreset(Preset):
             "noise_floor": cfg.noise_floor,
             "correctness_tolerance": cfg.correctness_tolerance,
         }
+        if not owner.get("armed") and camp.delivered is not None:
+            return _action(
+                "done",
+                "git ledger status",
+                "the campaign is finished and delivered",
+                done=True,
+            )
         if not owner.get("armed"):
             return _action(
                 "deliver",
                 "git ledger deliver --branch campaign/deliver",
                 "finish passed and the campaign is disarmed: deliver the promoted commits",
-                done=True,
             )
         closed = campaign.report_is_closed(camp.report)
         if closed and not campaign.unnamed_adjustments(camp):
