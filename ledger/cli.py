@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ledger import __version__
+from ledger.presets import NAMES as PRESETS
 
 
 class _Ctx:
@@ -47,7 +48,7 @@ def cli(ctx: click.Context, cwd: Path) -> None:
 @cli.command()
 @click.option(
     "--preset",
-    type=click.Choice(["versions", "campaign", "batches"]),
+    type=click.Choice(list(PRESETS)),
     default=None,
     help="Which loop this ledger serves (default: versions).",
 )
