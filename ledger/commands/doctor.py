@@ -338,12 +338,13 @@ def check_driver(store: Store, fix: bool, report: Report) -> None:
 
 
 def check_parsed(store: Store, config: LedgerConfig, report: Report) -> None:
-    """Every committed entry of the loop parses (a malformed one is listed, never dropped)."""
-    from ledger.state import load_state
+    """Every committed entry of the loop's own parses (a malformed one is listed, never
+    dropped)."""
+    from ledger.presets import preset_for
 
     if store.resolve(None) is None:
         return
-    for path, error in load_state(store, config, store.snapshot()).problems:
+    for path, error in preset_for(config).problems(store, config, store.snapshot()):
         report.problems.append(f"{path} does not parse: {error}")
 
 

@@ -98,10 +98,6 @@ class Preset(ABC):
         """This loop's keys of the report's data."""
         return {}
 
-    def report_lines(self, data: dict[str, Any]) -> list[str]:
-        """Markdown lines of this loop's report section, from :meth:`report_section` data."""
-        return []
-
 
 def preset_for(config: LedgerConfig) -> Preset:
     """The preset object of a ledger's configuration."""

@@ -270,24 +270,6 @@ class CampaignPreset(Preset):
             "units": dict(campaign.table(ctx.config).units),
         }
 
-    def report_lines(self, data: dict[str, Any]) -> list[str]:
-        units = data.get("units", {})
-        lines = ["### Campaign", ""]
-        for c in data.get("candidates", []):
-            numbers = ", ".join(
-                f"{k}={v}{' ' + units[k] if k in units else ''}"
-                for k, v in sorted(c["measurements"].items())
-            )
-            line = f"- {c['commit'][:10]} epoch {c['epoch']}: {c['verdict']} ({numbers})"
-            if c["reason"]:
-                line += f"; reason: {c['reason']}"
-            if c.get("notes"):
-                line += f"; notes: {c['notes']}"
-            lines.append(line)
-        for e in data.get("adjustments", []):
-            lines.append(f"- benchmark adjustment {e['epoch']}: {e['reason']}")
-        return [*lines, ""]
-
 
 def rules_tolerance(camp: campaign.Campaign) -> str | None:
     from ledger.rules import tolerance_widened
