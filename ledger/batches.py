@@ -41,8 +41,10 @@ class Batches:
     weights: dict[int, Any] = field(default_factory=dict)
     weight_blobs: dict[int, str] = field(default_factory=dict)
     gates: dict[int, dict[str, Any]] = field(default_factory=dict)
+    topics: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     revisions: dict[int, dict[str, Any]] = field(default_factory=dict)
     view: bytes | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def current(self) -> int | None:
@@ -52,11 +54,28 @@ class Batches:
     def run_id(self) -> str:
         return str((self.meta or {}).get("run_id", "run"))
 
+    @property
+    def converged_at(self) -> int | None:
+        value = (self.meta or {}).get("converged")
+        return int(value) if value is not None else None
+
     def closed(self, n: int) -> bool:
         return n in self.gates
 
     def ratios(self) -> list[float]:
         return [float(self.gates[n]["ratio"]) for n in sorted(self.gates)]
+
+    def frozen(self) -> list[str]:
+        return list((self.meta or {}).get("frozen", []))
+
+    def thresholds(self) -> BatchesTable:
+        """The thresholds frozen at ``weights init`` (else the configured ones)."""
+        stored = (self.meta or {}).get("thresholds")
+        cfg = table(self.config)
+        return cfg.model_copy(update=stored) if stored else cfg
+
+    def done_topics(self, n: int) -> list[dict[str, Any]]:
+        return self.topics.get(n, [])
 
 
 def _numbered(snap: Snapshot, folder: str) -> dict[int, tuple[str, str]]:
@@ -68,18 +87,62 @@ def _numbered(snap: Snapshot, folder: str) -> dict[int, tuple[str, str]]:
     return out
 
 
+_TOPIC = re.compile(r"/topics/batch-(\d+)/([^/]+)\.json$")
+
+
 def load(config: LedgerConfig, snap: Snapshot) -> Batches:
+    """The loop at ``snap``; every entry parsed by its typed model, problems listed."""
+    from ledger.model.loops import (
+        BatchGateEntry,
+        RevisionEntry,
+        TopicEntry,
+        WeightsMeta,
+        parse_entry,
+    )
+
     base = config.dir
     b = Batches(config=config)
-    meta = snap.read(f"{base}/weights/meta.json")
-    b.meta = dict(load_json(meta, "weights/meta.json")) if meta is not None else None
+    meta_path = f"{base}/weights/meta.json"
+    meta = snap.read(meta_path)
+    if meta is not None:
+        try:
+            b.meta = parse_entry(WeightsMeta, meta, meta_path).model_dump(exclude_none=True)
+        except BadInput as exc:
+            b.problems.append((meta_path, exc.message))
     for n, (path, blob) in _numbered(snap, f"{base}/weights").items():
-        b.weights[n] = load_json(snap.read_blob(blob), path)
+        try:
+            data = load_json(snap.read_blob(blob), path)
+            if not isinstance(data, dict):
+                raise BadInput(f"{path}: weights must be a JSON object")
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
+            continue
+        b.weights[n] = data
         b.weight_blobs[n] = blob
     for n, (path, blob) in _numbered(snap, f"{base}/gates").items():
-        b.gates[n] = dict(load_json(snap.read_blob(blob), path))
+        try:
+            b.gates[n] = parse_entry(BatchGateEntry, snap.read_blob(blob), path).model_dump(
+                by_alias=True
+            )
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
+    for path, blob in sorted(snap.files(f"{base}/topics").items()):
+        match = _TOPIC.search(path)
+        try:
+            if match is None:
+                raise BadInput(f"{path}: not topics/batch-N/TOPIC.json")
+            entry = parse_entry(TopicEntry, snap.read_blob(blob), path)
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
+            continue
+        b.topics.setdefault(int(match.group(1)), []).append(entry.model_dump(by_alias=True))
+    for items in b.topics.values():
+        items.sort(key=lambda t: (int(t.get("seq", 0)), str(t["topic"])))
     for n, (path, blob) in _numbered(snap, f"{base}/revisions").items():
-        b.revisions[n] = dict(load_json(snap.read_blob(blob), path))
+        try:
+            b.revisions[n] = parse_entry(RevisionEntry, snap.read_blob(blob), path).model_dump()
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
     b.view = snap.read(f"{base}/{REVISION_LOG}")
     return b
 
@@ -92,6 +155,8 @@ def render_log(b: Batches) -> bytes:
 
 
 def topic_gate(cfg: BatchesTable, fidelity: float, mono: bool, endpoint: bool) -> dict[str, Any]:
+    if not 0.0 <= fidelity <= 1.0:
+        raise BadInput(f"--fidelity-rate {fidelity:g} is outside [0, 1]", "a rate is 0..1")
     passed = fidelity >= cfg.fidelity_min and mono and endpoint
     return {
         "inputs": {"fidelity_rate": fidelity, "monotonicity": mono, "endpoints": endpoint},
@@ -102,8 +167,11 @@ def topic_gate(cfg: BatchesTable, fidelity: float, mono: bool, endpoint: bool) -
 
 
 def batch_gate(cfg: BatchesTable, flags: list[bool]) -> dict[str, Any]:
-    if not flags:
-        raise BadInput("--flags is empty", "one true/false per topic, e.g. --flags true,true,false")
+    if len(flags) != cfg.topics_per_batch:
+        raise BadInput(
+            f"--flags has {len(flags)} value(s) but a batch has {cfg.topics_per_batch} topics",
+            "one true/false per topic ([batches] topics_per_batch)",
+        )
     passed = sum(flags)
     ratio = passed / len(flags)
     ok = ratio >= cfg.batch_ratio_min and passed >= cfg.hard_line
@@ -136,24 +204,91 @@ def parse_bool(value: str, name: str) -> bool:
     raise BadInput(f"{name}: {value!r} is not true or false")
 
 
-def forbidden_words(root: Path, cfg: BatchesTable, text: str) -> list[str]:
-    """Words of the forbidden vocabulary file that appear in ``text`` (leak audit)."""
+def _normal(text: str) -> str:
+    """Lower case; hyphens, underscores and whitespace dropped; simple plurals singular."""
+    words = re.split(r"[\s_\-]+", text.lower())
+    out = []
+    for w in words:
+        if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
+            w = w[:-2]
+        elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return "".join(out)
+
+
+def vocabulary(root: Path, cfg: BatchesTable) -> list[str]:
+    """The forbidden vocabulary; a configured file that is missing is bad input."""
     if not cfg.forbidden_vocabulary:
         return []
     path = root / cfg.forbidden_vocabulary
     if not path.is_file():
-        return []
-    words = [
+        raise BadInput(
+            f"the forbidden-vocabulary file {cfg.forbidden_vocabulary} is missing",
+            'restore it (one word or phrase a line), or set [batches] forbidden_vocabulary = "" '
+            "to turn the leak audit off knowingly",
+        )
+    return [
         w.strip()
         for w in path.read_text(encoding="utf-8").splitlines()
         if w.strip() and not w.strip().startswith("#")
     ]
-    lowered = text.lower()
-    return [w for w in words if re.search(rf"(?<![\w]){re.escape(w.lower())}(?![\w])", lowered)]
+
+
+def forbidden_words(root: Path, cfg: BatchesTable, text: str) -> list[str]:
+    """Words of the forbidden vocabulary that appear in ``text`` (leak audit), matched
+    after normalising case, hyphens, underscores, whitespace and simple plurals."""
+    words = vocabulary(root, cfg)
+    tokens = [t for t in re.split(r"[^\w\-]+", text.lower()) if t]
+    found = []
+    for w in words:
+        target = _normal(w)
+        if not target:
+            continue
+        size = len(re.split(r"[\s_\-]+", w.strip()))
+        # Windows of tokens up to the phrase's size (and one more for split words).
+        hit = any(
+            _normal(" ".join(tokens[i : i + k])) == target
+            for k in range(1, size + 2)
+            for i in range(len(tokens) - k + 1)
+        )
+        if hit:
+            found.append(w)
+    return found
+
+
+FORBIDDEN_TEMPLATE = """\
+# Forbidden vocabulary for the leak audit of git-ledger's batches loop.
+# One word or phrase a line; 'weights revise' refuses a new value that uses any
+# of them. Matching ignores case, hyphens, underscores, spacing and simple
+# plurals ("check-list", "Checklists" and "check  list" all hit "checklist").
+# Lines starting with # are comments.
+"""
 
 
 def trace_path(config: LedgerConfig, run_id: str) -> str:
     return f"{config.dir}/trace/{run_id}.jsonl"
+
+
+def repair_trace(text: str) -> str:
+    """A trace whose last line was torn (no newline: the writer died mid-line) with
+    that line kept as a ``torn-line`` event of its own: never glued to the next
+    event, and its sequence number is used up, never reused."""
+    if not text or text.endswith("\n"):
+        return text
+    head, _, fragment = text.rpartition("\n")
+    head = head + "\n" if head else ""
+    try:
+        event = json.loads(fragment)
+        if isinstance(event, dict) and isinstance(event.get("seq"), int):
+            return head + fragment + "\n"
+    except ValueError:
+        pass
+    seq = last_seq(head) + 1
+    line = json.dumps(
+        {"seq": seq, "event": "torn-line", "fields": {"fragment": fragment}}, sort_keys=True
+    )
+    return head + line + "\n"
 
 
 def last_seq(text: str) -> int:
@@ -166,3 +301,17 @@ def last_seq(text: str) -> int:
         if isinstance(event, dict) and isinstance(event.get("seq"), int):
             seq = max(seq, event["seq"])
     return seq
+
+
+def lowered_bars(current: BatchesTable, frozen: BatchesTable) -> str | None:
+    """A threshold in ledger.toml that is laxer than the one frozen at ``weights init``."""
+    for name in ("fidelity_min", "batch_ratio_min", "hard_line", "converge_k"):
+        now, then = getattr(current, name), getattr(frozen, name)
+        if now < then:
+            return f"[batches] {name} is {now} but {then} was frozen when batch-0 was committed"
+    if current.topics_per_batch != frozen.topics_per_batch:
+        return (
+            f"[batches] topics_per_batch is {current.topics_per_batch} but "
+            f"{frozen.topics_per_batch} was frozen when batch-0 was committed"
+        )
+    return None

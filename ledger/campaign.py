@@ -28,7 +28,7 @@ from typing import Any
 
 from ledger.errors import BadInput
 from ledger.model.config import CampaignTable, LedgerConfig
-from ledger.model.documents import dump_json, load_json
+from ledger.model.documents import dump_json
 from ledger.store import TRAILER_TRANSITION, Snapshot, Store
 
 NA_PREFIX = "N/A:"
@@ -39,6 +39,7 @@ MISTAKES = "mistakes.md"
 CONTRACT = "contract.md"
 REPORT = "latest-report.md"
 OWNER = "owner.json"
+DELIVERED = "delivered.json"
 
 
 def table(config: LedgerConfig) -> CampaignTable:
@@ -98,6 +99,7 @@ class Campaign:
     mistakes: list[dict[str, Any]] = field(default_factory=list)
     owner: dict[str, Any] | None = None
     report: str | None = None
+    delivered: bytes | None = None
     problems: list[tuple[str, str]] = field(default_factory=list)
     views: dict[str, bytes | None] = field(default_factory=dict)
 
@@ -112,17 +114,45 @@ class Campaign:
         return next((c for c in self.current() if c.verdict == "base"), None)
 
     def head(self) -> Candidate | None:
-        """The promoted head (in this epoch), else the base."""
-        promoted = [c for c in self.current() if c.verdict == "promoted"]
-        return promoted[-1] if promoted else self.base()
+        """The promoted head: the latest promoted or held candidate of the current
+        benchmark epoch (a re-measured head counts after an adjustment), else the base."""
+        kept = [c for c in self.current() if c.verdict in ("promoted", "held")]
+        return kept[-1] if kept else self.base()
+
+    def previous_head(self) -> Candidate | None:
+        """The head of the latest earlier epoch that had one (to re-measure after an adjustment)."""
+        for epoch in range(self.epoch - 1, -1, -1):
+            kept = [
+                c for c in self.candidates if c.epoch == epoch and c.verdict in ("promoted", "held")
+            ]
+            if kept:
+                return kept[-1]
+        return None
+
+    def latest_verdicts(self) -> dict[str, Candidate]:
+        """Each commit's verdict from the latest epoch that measured it."""
+        latest: dict[str, Candidate] = {}
+        for c in sorted(self.candidates, key=lambda c: (c.epoch, c.seq)):
+            latest[c.commit] = c
+        return latest
 
     def promoted_commits(self) -> list[str]:
-        """Commits promoted in any epoch, in order, without repeats."""
+        """Commits ever promoted whose latest verdict still keeps them (promoted or
+        held), in the order they were first promoted; a commit rejected in a later
+        epoch is never delivered."""
+        latest = self.latest_verdicts()
         seen: list[str] = []
         for c in sorted(self.candidates, key=lambda c: c.seq):
-            if c.verdict == "promoted" and c.commit not in seen:
+            if (
+                c.verdict == "promoted"
+                and c.commit not in seen
+                and latest[c.commit].verdict in ("promoted", "held")
+            ):
                 seen.append(c.commit)
         return seen
+
+    def adjustments(self) -> list[dict[str, Any]]:
+        return sorted(self.epochs, key=lambda e: int(e["epoch"]))
 
 
 def setup_tolerance(store: Store, tip: str | None) -> float | None:
@@ -136,8 +166,23 @@ def setup_tolerance(store: Store, tip: str | None) -> float | None:
     return None
 
 
+def _problem(exc: Exception) -> str:
+    return getattr(exc, "message", None) or f"missing or bad field {exc}"
+
+
 def load(config: LedgerConfig, snap: Snapshot, store: Store | None = None) -> Campaign:
-    """The campaign at ``snap``; with ``store``, also the tolerance fixed at setup."""
+    """The campaign at ``snap``; with ``store``, also the tolerance fixed at setup.
+
+    Every entry is parsed by its typed model (:mod:`ledger.model.loops`); one that
+    does not parse is listed in ``problems``, never dropped silently."""
+    from ledger.model.loops import (
+        AdjustmentEntry,
+        CandidateEntry,
+        MistakeEntry,
+        OwnerEntry,
+        parse_entry,
+    )
+
     base = config.dir
     camp = Campaign(config=config)
     contract = snap.read(f"{base}/{CONTRACT}")
@@ -147,34 +192,44 @@ def load(config: LedgerConfig, snap: Snapshot, store: Store | None = None) -> Ca
             camp.setup_tolerance = setup_tolerance(store, snap.commit_id or store.resolve(None))
     for path, blob in sorted(snap.files(f"{base}/candidates").items()):
         try:
-            data = load_json(snap.read_blob(blob), path)
-            camp.candidates.append(
-                Candidate(
-                    path=path,
-                    commit=str(data["commit"]),
-                    seq=int(data["seq"]),
-                    epoch=int(data["epoch"]),
-                    verdict=str(data["verdict"]),
-                    reason=str(data.get("reason", "")),
-                    measurements=dict(data["measurements"]),
-                    notes=str(data.get("notes", "")),
-                )
+            entry = parse_entry(CandidateEntry, snap.read_blob(blob), path)
+        except BadInput as exc:
+            camp.problems.append((path, _problem(exc)))
+            continue
+        camp.candidates.append(
+            Candidate(
+                path=path,
+                commit=entry.commit,
+                seq=entry.seq,
+                epoch=entry.epoch,
+                verdict=entry.verdict,
+                reason=entry.reason,
+                measurements=dict(entry.measurements),
+                notes=entry.notes,
             )
-        except (BadInput, KeyError, TypeError, ValueError) as exc:
-            camp.problems.append((path, getattr(exc, "message", f"missing or bad field {exc}")))
+        )
     camp.candidates.sort(key=lambda c: (c.seq, c.path))
     for path, blob in sorted(snap.files(f"{base}/benchmark").items()):
         try:
-            camp.epochs.append(dict(load_json(snap.read_blob(blob), path)))
-        except (BadInput, TypeError, ValueError) as exc:
-            camp.problems.append((path, getattr(exc, "message", str(exc))))
+            camp.epochs.append(
+                parse_entry(AdjustmentEntry, snap.read_blob(blob), path).model_dump()
+            )
+        except BadInput as exc:
+            camp.problems.append((path, _problem(exc)))
+    camp.epochs.sort(key=lambda e: int(e["epoch"]))
     for path, blob in sorted(snap.files(f"{base}/mistakes").items()):
         try:
-            camp.mistakes.append(dict(load_json(snap.read_blob(blob), path)))
-        except (BadInput, TypeError, ValueError) as exc:
-            camp.problems.append((path, getattr(exc, "message", str(exc))))
+            camp.mistakes.append(parse_entry(MistakeEntry, snap.read_blob(blob), path).model_dump())
+        except BadInput as exc:
+            camp.problems.append((path, _problem(exc)))
+    camp.mistakes.sort(key=lambda m: int(m["seq"]))
     owner = snap.read(f"{base}/{OWNER}")
-    camp.owner = dict(load_json(owner, OWNER)) if owner is not None else None
+    if owner is not None:
+        try:
+            camp.owner = parse_entry(OwnerEntry, owner, f"{base}/{OWNER}").model_dump()
+        except BadInput as exc:
+            camp.problems.append((f"{base}/{OWNER}", _problem(exc)))
+    camp.delivered = snap.read(f"{base}/{DELIVERED}")
     report = snap.read(f"{base}/{REPORT}")
     camp.report = report.decode("utf-8", errors="replace") if report is not None else None
     for name in (JSONL, CSV, MISTAKES):
@@ -200,26 +255,67 @@ def candidate_bytes(c: Candidate) -> bytes:
     ).encode()
 
 
+def _header(name: str, units: dict[str, str]) -> str:
+    return f"{name} ({units[name]})" if name in units else name
+
+
 def render_views(camp: Campaign) -> dict[str, bytes]:
-    """candidates.jsonl, benchmark.csv and mistakes.md, from the entries alone."""
-    names = table(camp.config).measurements
+    """candidates.jsonl, benchmark.csv and mistakes.md, from the entries alone.
+
+    A benchmark adjustment is a row of its own, before the candidates of the
+    epoch it opened; measurement columns carry their ``[campaign] units``."""
+    cfg = table(camp.config)
+    names = cfg.measurements
     epoch = camp.epoch
+    rows: list[tuple[int, int, int, Candidate | dict[str, Any]]] = [
+        (c.epoch, 1, c.seq, c) for c in camp.candidates
+    ]
+    rows += [(int(e["epoch"]), 0, 0, e) for e in camp.adjustments()]
+    rows.sort(key=lambda r: r[:3])
     lines = []
-    for c in camp.candidates:
-        row = {
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(
+        [
+            "seq",
+            "commit",
+            "epoch",
+            "verdict",
+            *[_header(n, cfg.units) for n in names],
+            "invalidated",
+            "reason",
+            "notes",
+        ]
+    )
+    for _, _, _, item in rows:
+        if isinstance(item, dict):
+            reason = str(item.get("reason", ""))
+            lines.append(
+                json.dumps(
+                    {"kind": "benchmark-adjustment", "epoch": item["epoch"], "reason": reason},
+                    sort_keys=True,
+                    ensure_ascii=False,
+                )
+            )
+            writer.writerow(
+                ["", "", item["epoch"], "adjustment", *["" for _ in names], "false", reason, ""]
+            )
+            continue
+        c = item
+        row: dict[str, object] = {
+            "kind": "candidate",
             "seq": c.seq,
             "commit": c.commit,
             "epoch": c.epoch,
             "verdict": c.verdict,
             "reason": c.reason,
+            "notes": c.notes,
             "invalidated": c.epoch < epoch,
             **c.measurements,
         }
+        if cfg.units:
+            row["units"] = {n: cfg.units[n] for n in names if n in cfg.units}
         lines.append(json.dumps(row, sort_keys=True, ensure_ascii=False))
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["seq", "commit", "epoch", "verdict", *names, "invalidated", "reason"])
-    for c in camp.candidates:
         writer.writerow(
             [
                 c.seq,
@@ -229,6 +325,7 @@ def render_views(camp: Campaign) -> dict[str, bytes]:
                 *[c.measurements.get(n, "") for n in names],
                 str(c.epoch < epoch).lower(),
                 c.reason,
+                c.notes,
             ]
         )
     mistakes = [
@@ -272,3 +369,98 @@ def view_drift(camp: Campaign) -> list[str]:
 
 def mistake_name(seq: int, text: str) -> str:
     return f"{seq:04d}-{hashlib.sha256(text.encode()).hexdigest()[:8]}.json"
+
+
+def owner_id(config: LedgerConfig, store: Store) -> str:
+    """Who is acting: the first ``[campaign] owner_env`` variable that is set, else the git user."""
+    import os
+
+    for name in table(config).owner_env:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    sig = store.signature("author")
+    return f"{sig.name} <{sig.email}>"
+
+
+def parse_measures(
+    config: LedgerConfig, measures: tuple[str, ...], aliases: dict[str, str | None]
+) -> dict[str, float | str]:
+    """Every configured measurement from ``--measure NAME=VALUE`` (and the four alias
+    flags); an unknown name, a repeated one or a missing one is bad input."""
+    names = table(config).measurements
+    given: dict[str, str] = {}
+    for item in measures:
+        raw_name, sep, value = item.partition("=")
+        name = raw_name.strip()
+        if not sep or not name:
+            raise BadInput(f"--measure {item!r} is not NAME=VALUE", "e.g. --measure speed=101.5")
+        if name not in names:
+            raise BadInput(
+                f"--measure {name}: not a measurement of this campaign",
+                f"[campaign] measurements are {', '.join(names)}",
+            )
+        if name in given:
+            raise BadInput(f"--measure {name} is given twice")
+        given[name] = value
+    for alias, alias_value in aliases.items():
+        if alias_value is None:
+            continue
+        if alias not in names:
+            raise BadInput(
+                f"--{alias.replace('_', '-')}: not a measurement of this campaign",
+                f"[campaign] measurements are {', '.join(names)}; use --measure NAME=VALUE",
+            )
+        if alias in given:
+            raise BadInput(f"{alias} is given twice (--measure and --{alias.replace('_', '-')})")
+        given[alias] = alias_value
+    return {name: parse_measurement(name, given.get(name)) for name in names}
+
+
+def out_of_scope(config: LedgerConfig, paths: list[str]) -> list[str]:
+    """Paths outside ``[campaign] scope`` (none when no scope is configured)."""
+    from fnmatch import fnmatchcase
+
+    scope = table(config).scope
+    if not scope:
+        return []
+    return [p for p in paths if not any(fnmatchcase(p, g) for g in scope)]
+
+
+def report_text(camp: Campaign, summary: str) -> str:
+    """The closed report: summary, head, every candidate with its reason and notes,
+    every benchmark adjustment, every mistake; ends with ``status: closed``."""
+    cfg = table(camp.config)
+    units = cfg.units
+    head = camp.head()
+    lines = ["# Campaign report", "", summary.strip(), ""]
+    if head is not None:
+        lines += [f"Head: {head.commit[:12]} ({head.verdict}, epoch {head.epoch})", ""]
+    lines += ["## Candidates", ""]
+    for c in camp.candidates:
+        numbers = ", ".join(
+            f"{n}={c.measurements.get(n, '')}{' ' + units[n] if n in units else ''}"
+            for n in cfg.measurements
+        )
+        line = f"- {c.seq}. {c.commit[:12]} epoch {c.epoch}: {c.verdict} ({numbers})"
+        if c.reason:
+            line += f"; reason: {c.reason}"
+        if c.notes:
+            line += f"; notes: {c.notes}"
+        lines.append(line)
+    lines += ["", "## Benchmark adjustments", ""]
+    lines += [f"- adjustment {e['epoch']}: {e['reason']}" for e in camp.adjustments()] or ["- none"]
+    lines += ["", "## Mistakes", ""]
+    lines += [f"- {m['seq']}. {m['text']}" for m in camp.mistakes] or ["- none"]
+    lines += ["", "status: closed", ""]
+    return "\n".join(lines)
+
+
+def report_is_closed(report: str | None) -> bool:
+    return any(line.strip().lower() == "status: closed" for line in (report or "").splitlines())
+
+
+def unnamed_adjustments(camp: Campaign) -> list[int]:
+    """Benchmark adjustments the report does not name (``adjustment N``)."""
+    text = (camp.report or "").lower()
+    return [int(e["epoch"]) for e in camp.adjustments() if f"adjustment {e['epoch']}" not in text]

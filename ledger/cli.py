@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from ledger import __version__
+from ledger.presets import NAMES as PRESETS
 
 
 class _Ctx:
@@ -47,7 +48,7 @@ def cli(ctx: click.Context, cwd: Path) -> None:
 @cli.command()
 @click.option(
     "--preset",
-    type=click.Choice(["versions", "campaign", "batches"]),
+    type=click.Choice(list(PRESETS)),
     default=None,
     help="Which loop this ledger serves (default: versions).",
 )
@@ -507,13 +508,28 @@ def contract(obj: _Ctx, file: Path | None, as_json: bool) -> int:
 
 
 @cli.command()
+@click.option(
+    "--force", default=None, metavar="REASON", help="Take over a campaign armed by another owner."
+)
 @json_option
 @pass_ctx
-def arm(obj: _Ctx, as_json: bool) -> int:
-    """Record who owns the campaign (from the env var named in [campaign] owner_env)."""
+def arm(obj: _Ctx, force: str | None, as_json: bool) -> int:
+    """Arm the campaign for its owner (the first [campaign] owner_env variable set, else the
+    git user); refused until the contract and a base are on record."""
     from ledger.commands import campaign as command
 
-    return command.arm(obj.cwd, as_json)
+    return command.arm(obj.cwd, force, as_json)
+
+
+@cli.command()
+@click.option("--summary", required=True, help="What the campaign achieved, in a sentence.")
+@json_option
+@pass_ctx
+def close(obj: _Ctx, summary: str, as_json: bool) -> int:
+    """Write the campaign's latest-report.md from its entries, ending 'status: closed'."""
+    from ledger.commands import campaign as command
+
+    return command.close(obj.cwd, summary, as_json)
 
 
 @cli.group()
@@ -526,7 +542,7 @@ def candidate() -> None:
 @click.option(
     "--verdict", required=True, type=click.Choice(["base", "promoted", "rejected", "held"])
 )
-@click.option("--reason", default=None, help="Why (required for a rejection).")
+@click.option("--reason", default=None, help="Why (required for a promotion or a rejection).")
 @click.option("--speed", default=None, help="A number, or 'N/A: reason'.")
 @click.option("--accel-mem-gb", default=None, help="A number, or 'N/A: reason'.")
 @click.option("--peak-cpu-gb", default=None, help="A number, or 'N/A: reason'.")
@@ -536,7 +552,7 @@ def candidate() -> None:
     "extra",
     multiple=True,
     metavar="NAME=VALUE",
-    help="Another measurement named in [campaign] measurements.",
+    help="A measurement named in [campaign] measurements: a number or 'N/A: reason'.",
 )
 @click.option(
     "--notes", default=None, help="Notes (say why the less invasive one won, on equal gains)."
@@ -556,24 +572,24 @@ def candidate_record(
     notes: str | None,
     as_json: bool,
 ) -> int:
-    """Record one candidate verdict with its four measurements; regenerates the views."""
+    """Record one candidate verdict with every measurement; regenerates the views.
+
+    The four flags are aliases of --measure speed=..., --measure accel_mem_gb=..., etc."""
     from ledger.commands import campaign as command
 
-    measurements: dict[str, str | None] = {
+    aliases: dict[str, str | None] = {
         "speed": speed,
         "accel_mem_gb": accel_mem_gb,
         "peak_cpu_gb": peak_cpu_gb,
         "correctness": correctness,
     }
-    for item in extra:
-        name, _, value = item.partition("=")
-        measurements[name] = value
     return command.candidate_record(
         obj.cwd,
         commit=commit,
         verdict=verdict,
         reason=reason,
-        measurements=measurements,
+        measures=extra,
+        aliases=aliases,
         notes=notes,
         as_json=as_json,
     )
@@ -649,28 +665,54 @@ def weights() -> None:
 @weights.command("init")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--frozen", multiple=True, help="A target that may never be revised (repeatable).")
+@click.option("--run-id", default=None, help="The loop's own run id (default: generated).")
 @json_option
 @pass_ctx
-def weights_init(obj: _Ctx, file: Path, frozen: tuple[str, ...], as_json: bool) -> int:
-    """Commit batch-0 from a {target: {key: value}} JSON file."""
+def weights_init(
+    obj: _Ctx, file: Path, frozen: tuple[str, ...], run_id: str | None, as_json: bool
+) -> int:
+    """Commit batch-0 from a {target: {key: value}} JSON file; freezes the [batches] thresholds."""
     from ledger.commands import batches as command
 
-    return command.weights_init(obj.cwd, file, frozen, as_json)
+    return command.weights_init(obj.cwd, file, frozen, run_id, as_json)
 
 
 @weights.command("revise")
 @click.option("--target", required=True)
 @click.option("--key", required=True)
-@click.option("--new", "new", required=True, help="The new value.")
+@click.option("--new", "new", required=True, help="The new value (JSON when it parses).")
 @click.option("--reason", required=True)
+@click.option("--string", "as_string", is_flag=True, help="Take --new as a string, never JSON.")
+@click.option(
+    "--replace-container", is_flag=True, help="Allow replacing an object or list with a scalar."
+)
 @json_option
 @pass_ctx
-def weights_revise(obj: _Ctx, target: str, key: str, new: str, reason: str, as_json: bool) -> int:
-    """Revise exactly one weight of the closed batch; opens the next batch."""
+def weights_revise(
+    obj: _Ctx,
+    target: str,
+    key: str,
+    new: str,
+    reason: str,
+    as_string: bool,
+    replace_container: bool,
+    as_json: bool,
+) -> int:
+    """Revise exactly one weight of the closed batch; opens the next batch.
+
+    --key is a key of the target exactly (keys may hold dots), else a dotted path."""
     from ledger.commands import batches as command
 
     return command.weights_change(
-        obj.cwd, copy=False, target=target, key=key, new=new, reason=reason, as_json=as_json
+        obj.cwd,
+        copy=False,
+        target=target,
+        key=key,
+        new=new,
+        reason=reason,
+        as_string=as_string,
+        replace_container=replace_container,
+        as_json=as_json,
     )
 
 
@@ -695,13 +737,23 @@ def gate() -> None:
 @click.option("--fidelity-rate", type=float, required=True)
 @click.option("--mono", required=True, help="true|false")
 @click.option("--endpoint", required=True, help="true|false")
+@click.option("--topic", default=None, help="The topic's id (default: the next number).")
+@click.option("--record", is_flag=True, help="Record the result for the open batch (a commit).")
 @json_option
 @pass_ctx
-def gate_topic(obj: _Ctx, fidelity_rate: float, mono: str, endpoint: str, as_json: bool) -> int:
+def gate_topic(
+    obj: _Ctx,
+    fidelity_rate: float,
+    mono: str,
+    endpoint: str,
+    topic: str | None,
+    record: bool,
+    as_json: bool,
+) -> int:
     """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints."""
     from ledger.commands import batches as command
 
-    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, as_json)
+    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, topic, record, as_json)
 
 
 @gate.command("batch")
@@ -720,13 +772,14 @@ def gate_batch(obj: _Ctx, flags: str, record: bool, as_json: bool) -> int:
 @click.option(
     "--recent", default=None, help="Ratios to judge (default: the recorded batch ratios)."
 )
+@click.option("--record", is_flag=True, help="On a pass, commit the converged state (terminal).")
 @json_option
 @pass_ctx
-def gate_converged(obj: _Ctx, recent: str | None, as_json: bool) -> int:
+def gate_converged(obj: _Ctx, recent: str | None, record: bool, as_json: bool) -> int:
     """Converged when the last converge_k batch ratios are all >= batch_ratio_min."""
     from ledger.commands import batches as command
 
-    return command.gate_converged(obj.cwd, recent, as_json)
+    return command.gate_converged(obj.cwd, recent, record, as_json)
 
 
 @cli.group()

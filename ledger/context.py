@@ -64,12 +64,10 @@ def load_config(store: Store, snap: Snapshot | None = None) -> tuple[LedgerConfi
 
 def open_preset(cwd: Path | str, preset: str) -> Context:
     """The context of a ledger that must be of ``preset`` (a campaign verb in a campaign)."""
+    from ledger.presets import require
+
     ctx = open_context(cwd)
-    if ctx.config.ledger.preset != preset:
-        raise BadInput(
-            f"this ledger's preset is {ctx.config.ledger.preset!r}, not {preset!r}",
-            f"use a repository set up with git ledger init --preset {preset}",
-        )
+    require(ctx.config, preset)
     return ctx
 
 

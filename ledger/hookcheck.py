@@ -76,29 +76,13 @@ def version_of(rel: str, prefix: str) -> str | None:
 
 
 def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:
-    """The campaign's and the batches' generated views, and the frozen tolerance."""
-    preset = ctx.config.ledger.preset
-    if preset == "versions":
-        return []
-    from ledger import batches, campaign
-    from ledger.rules import tolerance_widened
+    """The preset's own hook checks (its views, frozen files, transition-only entries)."""
+    from ledger.presets import preset_for
 
-    index = ctx.store.index_snapshot()
-    found: list[Finding] = []
-    fix = "regenerate it with the git ledger verbs; do not edit generated views by hand"
-    if preset == "campaign":
-        camp = campaign.load(ctx.config, index, ctx.store)
-        found += [Finding("views-drift", line, fix) for line in campaign.view_drift(camp)]
-        widened = tolerance_widened(camp)
-        if widened is not None and "ledger.toml" in staged:
-            found.append(widened)
-    else:
-        b = batches.load(ctx.config, index)
-        if b.view is not None and b.view != batches.render_log(b):
-            found.append(
-                Finding("views-drift", f"{ctx.dir}/{batches.REVISION_LOG} is out of step", fix)
-            )
-    return found
+    preset = preset_for(ctx.config)
+    for warning in preset.hook_warnings(ctx, staged):
+        sys.stderr.write(f"git-ledger pre-commit warning: {warning}\n")
+    return preset.hook_findings(ctx, staged)
 
 
 def body_drift(snap: Snapshot, state: LedgerState) -> list[str]:

@@ -296,9 +296,14 @@ def main(argv: list[str] | None = None) -> int:
     prefix = directory + "/"
     code = [p for p in staged if not p.startswith(prefix)]
     if stage == "pre-commit":
-        # A campaign's ledger.toml holds the tolerance frozen by its contract.
-        tolerance = values.get("preset") == "campaign" and "ledger.toml" in staged
-        return 0 if len(code) == len(staged) and not tolerance else _heavy("pre_commit", staged)
+        # Some loops freeze numbers in ledger.toml, or hold code commits to their own
+        # discipline: ledger.presets says which, without importing anything.
+        from ledger.presets import hook_facts
+
+        facts = hook_facts(values.get("preset"))
+        frozen = facts["config_checked"] and "ledger.toml" in staged
+        light = len(code) == len(staged) and not frozen and not (code and facts["code_checked"])
+        return 0 if light else _heavy("pre_commit", staged)
     if not rest:
         sys.stderr.write(f"git-ledger hook: {stage} needs the message file\n")
         return 2
@@ -323,8 +328,13 @@ def _commit_msg(
     memo: CommitMemo,
 ) -> int:
     from ledger.commitrules import check_message, strip_comments
+    from ledger.presets import hook_facts
 
-    opened, plan = open_version(common, gitdir, directory, memo) if code else (None, [])
+    # A loop without versions (a campaign's candidates, a batch loop) needs no open version.
+    versions = hook_facts(values.get("preset"))["code_needs_version"]
+    opened, plan = (
+        open_version(common, gitdir, directory, memo) if code and versions else (None, [])
+    )
     with open(message_file, encoding="utf-8", errors="replace") as handle:
         message = strip_comments(handle.read())
     findings = check_message(
@@ -334,7 +344,7 @@ def _commit_msg(
         plan=plan,
         id_prefix=values["id_prefix"],
         conventional=values["conventional_commits"] == "1",
-        require_open_version=values["require_open_version"] == "1",
+        require_open_version=versions and values["require_open_version"] == "1",
         max_files=int(values["max_files_warning"]),
         warn_outside_plan=values["warn_outside_plan"] == "1",
     )

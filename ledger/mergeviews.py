@@ -20,11 +20,12 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from ledger import batches, campaign, gitcli, launch
+from ledger import gitcli, launch
 from ledger.context import load_config
 from ledger.errors import LedgerError
 from ledger.model.config import LedgerConfig
 from ledger.model.documents import decode_text, get_block, set_block
+from ledger.presets import preset_for
 from ledger.state import README, load_state
 from ledger.store import Snapshot, Store
 from ledger.views import VIEW_BLOCKS, apply_views, readme_views
@@ -34,17 +35,7 @@ DRIVER_NAME = "git-ledger generated views"
 
 
 def view_paths(config: LedgerConfig) -> list[str]:
-    base = config.dir
-    paths = [f"{base}/{README}"]
-    if config.ledger.preset == "campaign":
-        paths += [
-            f"{base}/{campaign.JSONL}",
-            f"{base}/{campaign.CSV}",
-            f"{base}/{campaign.MISTAKES}",
-        ]
-    if config.ledger.preset == "batches":
-        paths.append(f"{base}/{batches.REVISION_LOG}")
-    return paths
+    return [f"{config.dir}/{README}", *preset_for(config).view_paths(config)]
 
 
 def attributes_text(config: LedgerConfig, current: str) -> str:
@@ -96,13 +87,9 @@ def regenerate(
     if path == f"{base}/{README}":
         state = load_state(store, config, snap)
         return apply_views(decode_text(ours_text, path), readme_views(state)).encode()
-    if config.ledger.preset == "campaign":
-        rendered = campaign.render_views(campaign.load(config, snap))
-        name = path[len(base) + 1 :]
-        if name in rendered:
-            return rendered[name]
-    if config.ledger.preset == "batches" and path == f"{base}/{batches.REVISION_LOG}":
-        return batches.render_log(batches.load(config, snap))
+    rendered = preset_for(config).render_view(config, snap, path)
+    if rendered is not None:
+        return rendered
     raise LedgerError(f"merge driver: {path} is not a generated view")
 
 

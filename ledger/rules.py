@@ -389,24 +389,41 @@ def finish_outstanding(camp: Campaign, required_present: dict[str, bool]) -> lis
                 )
             )
     if camp.epoch > 0:
-        promoted = [c for c in camp.candidates if c.verdict == "promoted"]
-        if promoted:
-            head = promoted[-1]
-            if not any(c.commit == head.commit and c.epoch == camp.epoch for c in camp.candidates):
-                found.append(
-                    Finding(
-                        "stale-numbers",
-                        f"the head {head.commit[:10]} was measured before benchmark adjustment {camp.epoch}",
-                        f"git ledger candidate record --commit {head.commit[:10]} --verdict held ... (re-measured)",
-                    )
+        previous = camp.previous_head()
+        if previous is not None and not any(
+            c.commit == previous.commit and c.epoch == camp.epoch for c in camp.candidates
+        ):
+            found.append(
+                Finding(
+                    "stale-numbers",
+                    f"the head {previous.commit[:10]} was measured before benchmark adjustment "
+                    f"{camp.epoch}",
+                    f"git ledger candidate record --commit {previous.commit[:10]} --verdict held "
+                    "--reason re-measured ... (re-measured)",
                 )
+            )
+    for path, error in camp.problems:
+        found.append(Finding("entry-schema", f"{path}: {error}", f"fix or restore {path}"))
     report = camp.report or ""
     if not any(line.strip().lower() == "status: closed" for line in report.splitlines()):
         found.append(
             Finding(
                 "report",
                 f"{camp.config.dir}/latest-report.md has no line 'status: closed'",
-                "write the report, end it with 'status: closed', commit it",
+                "git ledger close --summary TEXT (or write it, end it with 'status: closed', "
+                "commit it)",
+            )
+        )
+    from ledger.campaign import unnamed_adjustments
+
+    missing = unnamed_adjustments(camp)
+    if missing:
+        found.append(
+            Finding(
+                "report-adjustments",
+                f"{camp.config.dir}/latest-report.md does not name benchmark adjustment(s) "
+                f"{', '.join(str(n) for n in missing)}",
+                "git ledger close --summary TEXT (or add a line 'adjustment N: ...')",
             )
         )
     for path, present in sorted(required_present.items()):

@@ -303,6 +303,11 @@ def load_state(
     for path, matrix in state.matrices:
         state.versions.extend(cell_versions(path, matrix))
     state.versions.sort(key=lambda v: state.version_key(v.id))
+    # The loop's own entries (a campaign's candidates, a batch loop's weights...):
+    # one that does not parse is a listed problem, never dropped silently.
+    from ledger.presets import preset_for
+
+    state.problems.extend(preset_for(config).problems(store, config, snap))
     if own_cache:
         cache.save()
     return state

@@ -74,7 +74,12 @@ def _views_agree(repo: Repo) -> None:
         json.loads(line)
         for line in (repo.path / "training_log/records/candidates.jsonl").read_text().splitlines()
     ]
-    rows = list(csv.DictReader(io.StringIO((repo.path / "training_log/benchmark.csv").read_text())))
+    rows = [
+        r
+        for r in csv.DictReader(io.StringIO((repo.path / "training_log/benchmark.csv").read_text()))
+        if r["verdict"] != "adjustment"
+    ]
+    jsonl = [j for j in jsonl if j["kind"] == "candidate"]
     assert [e["commit"] for e in entries] == [j["commit"] for j in jsonl]
     assert [e["commit"][:12] for e in entries] == [r["commit"] for r in rows]
     assert (
@@ -130,17 +135,21 @@ def test_candidates_refuse_missing_reason_and_empty_measurement(camp: Repo) -> N
 
 
 def test_finish_lists_outstanding_items_until_resolved(camp: Repo) -> None:
-    camp.ok("arm")
+    early = camp.run("arm")
+    assert early.code == 1 and "no base" in early.err
     out = camp.run("finish", "--json")
     assert out.code == 1
     rules = sorted(i["rule"] for i in out.json()["outstanding"])
     assert rules == ["base", "report"]
     base = _code(camp, "base")
     assert _record(camp, base, "base").returncode == 0
+    camp.ok("arm")
     fast = _code(camp, "fast")
-    slow_promo = _record(camp, fast, "promoted", "50")
+    slow_promo = _record(camp, fast, "promoted", "50", "--reason", "x")
     assert slow_promo.returncode == 1 and "promotion-evidence" in slow_promo.stderr
-    assert _record(camp, fast, "promoted", "130").returncode == 0
+    no_reason = _record(camp, fast, "promoted", "130")
+    assert no_reason.returncode == 2 and "--reason" in no_reason.stderr
+    assert _record(camp, fast, "promoted", "130", "--reason", "fused kernel").returncode == 0
     bad = _code(camp, "bad")
     assert _record(camp, bad, "rejected", "90", "--reason", "slower").returncode == 0
     _views_agree(camp)
@@ -156,13 +165,22 @@ def test_finish_lists_outstanding_items_until_resolved(camp: Repo) -> None:
     camp.ok("benchmark", "adjust", "--reason", "warm-up excluded from timing")
     stale = camp.run("finish", "--json")
     assert stale.code == 1
-    assert sorted(i["rule"] for i in stale.json()["outstanding"]) == ["base", "stale-numbers"]
+    assert sorted(i["rule"] for i in stale.json()["outstanding"]) == [
+        "base",
+        "report-adjustments",
+        "stale-numbers",
+    ]
     assert _record(camp, base, "base").returncode == 0
     assert camp.run("finish").code == 1
     assert _record(camp, fast, "held", "131").returncode == 0
+    assert [i["rule"] for i in camp.run("finish", "--json").json()["outstanding"]] == [
+        "report-adjustments"
+    ]
+    camp.ok("close", "--summary", "fast promoted, re-measured after the adjustment")
     assert camp.run("finish").code == 0
     rows = list(csv.DictReader(io.StringIO((camp.path / "training_log/benchmark.csv").read_text())))
-    assert [r["invalidated"] for r in rows] == ["true", "true", "true", "false", "false"]
+    assert [r["invalidated"] for r in rows] == ["true", "true", "true", "false", "false", "false"]
+    assert [r["verdict"] for r in rows][3] == "adjustment"
     _views_agree(camp)
 
     camp.ok("deliver", "--branch", "campaign/out")

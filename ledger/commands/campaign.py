@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from ledger import campaign, gitcli, output, rules
 from ledger.campaign import Campaign, Candidate
@@ -81,31 +80,59 @@ def contract(cwd: Path, file: Path | None, as_json: bool) -> int:
     return 0
 
 
-def arm(cwd: Path, as_json: bool) -> int:
+def arm(cwd: Path, force: str | None, as_json: bool) -> int:
+    """Arm the campaign for its owner; refused until the contract and a base are on record."""
     ctx = _ctx(cwd)
-    env = campaign.table(ctx.config).owner_env
-    owner = os.environ.get(env)
-    if not owner:
-        sig = ctx.store.signature("author")
-        owner = f"{sig.name} <{sig.email}>"
+    owner = campaign.owner_id(ctx.config, ctx.store)
+    if force is not None and not force.strip():
+        raise BadInput("--force needs a reason", "--force 'the previous session is gone'")
 
     def build(snap: Snapshot) -> Transition:
+        camp = campaign.load(ctx.config, snap)
+        if camp.contract is None:
+            raise Refused("no contract is committed yet", "git ledger contract")
+        if camp.base() is None:
+            raise Refused(
+                "no base is recorded in this benchmark epoch",
+                "git ledger candidate record --commit SHA --verdict base --measure ...",
+            )
+        current = camp.owner or {}
+        forced = list(current.get("forced", []))
+        body = ""
+        if current.get("armed") and current.get("owner") != owner:
+            if force is None:
+                raise Refused(
+                    f"the campaign is armed by {current.get('owner')}, not {owner}",
+                    "take it over only with --force REASON (recorded)",
+                )
+            forced.append({"from": str(current.get("owner")), "to": owner, "reason": force.strip()})
+            body = f"taken over from {current.get('owner')}: {force.strip()}"
+        elif current.get("armed"):
+            raise Refused(f"the campaign is already armed by {owner}", "git ledger next")
+        entry = {"armed": True, "owner": owner, "forced": forced}
         return Transition(
             kind="arm",
             step="arm",
             subject=f"chore(campaign): armed by {owner}",
-            writes={
-                f"{ctx.dir}/{campaign.OWNER}": dump_json({"armed": True, "owner": owner}).encode()
-            },
+            body=body,
+            writes={f"{ctx.dir}/{campaign.OWNER}": dump_json(entry).encode()},
         )
 
     commit_id, _ = ctx.store.transact(build)
     _say(
         as_json,
-        {"commit": commit_id, "owner": owner},
+        {"commit": commit_id, "owner": owner, "forced": force is not None},
         f"campaign armed by {owner} ({commit_id[:10]})",
     )
     return 0
+
+
+def _is_transition(ctx: Context, sha: str) -> bool:
+    from ledger.store import TRAILER_TRANSITION
+
+    for info in ctx.store.walk(sha):
+        return bool(info.trailer(TRAILER_TRANSITION))
+    return False
 
 
 def candidate_record(
@@ -114,22 +141,25 @@ def candidate_record(
     commit: str,
     verdict: str,
     reason: str | None,
-    measurements: dict[str, str | None],
+    measures: tuple[str, ...],
+    aliases: dict[str, str | None],
     notes: str | None,
     as_json: bool,
 ) -> int:
     ctx = _ctx(cwd)
-    cfg = campaign.table(ctx.config)
     if verdict not in campaign.VERDICTS:
         raise BadInput(f"unknown verdict {verdict!r}", f"one of {', '.join(campaign.VERDICTS)}")
-    if verdict == "rejected" and not (reason or "").strip():
-        raise BadInput("a rejection needs --reason", "say why the candidate was rejected")
-    values = {
-        name: campaign.parse_measurement(name, measurements.get(name)) for name in cfg.measurements
-    }
+    if verdict in ("rejected", "promoted") and not (reason or "").strip():
+        raise BadInput(f"a {verdict} candidate needs --reason", f"say why it was {verdict}")
+    values = campaign.parse_measures(ctx.config, measures, aliases)
     sha = ctx.store.resolve(commit)
     if sha is None:
-        raise BadInput(f"unknown commit {commit!r}")
+        raise BadInput(f"unknown commit {commit!r}", "give the candidate's commit (sha or ref)")
+    if _is_transition(ctx, sha):
+        raise BadInput(
+            f"{sha[:10]} is a ledger transition, not a candidate",
+            "commit the candidate's code, then record that commit",
+        )
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap, ctx.store)
@@ -143,6 +173,11 @@ def candidate_record(
             raise BadInput(
                 f"a base is already recorded in this benchmark epoch ({existing_base.commit[:10]})",
                 "only one base per epoch; after 'benchmark adjust' record a fresh one",
+            )
+        if verdict != "base" and existing_base is None:
+            raise Refused(
+                "no base is recorded in this benchmark epoch",
+                "git ledger candidate record --commit SHA --verdict base --measure ...",
             )
         path = campaign.candidate_path(ctx.config, sha, camp.epoch)
         if snap.read(path) is not None:
@@ -178,6 +213,35 @@ def candidate_record(
         as_json,
         {"commit": commit_id, "candidate": sha, "verdict": verdict},
         f"recorded candidate {sha[:10]} as {verdict} ({commit_id[:10]})",
+    )
+    return 0
+
+
+def close(cwd: Path, summary: str, as_json: bool) -> int:
+    """Write latest-report.md from the entries, with ``status: closed``."""
+    ctx = _ctx(cwd)
+    if not summary.strip():
+        raise BadInput("--summary is empty", "say in a sentence what the campaign achieved")
+
+    def build(snap: Snapshot) -> Transition:
+        camp = campaign.load(ctx.config, snap)
+        if camp.base() is None:
+            raise Refused(
+                "no base is recorded in this benchmark epoch",
+                "git ledger candidate record --commit SHA --verdict base --measure ...",
+            )
+        return Transition(
+            kind="report",
+            step="report",
+            subject="docs(campaign): the closed report",
+            writes={f"{ctx.dir}/{campaign.REPORT}": campaign.report_text(camp, summary).encode()},
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    _say(
+        as_json,
+        {"commit": commit_id, "path": f"{ctx.dir}/{campaign.REPORT}"},
+        f"wrote {ctx.dir}/{campaign.REPORT} (status: closed) ({commit_id[:10]})",
     )
     return 0
 
@@ -261,10 +325,37 @@ def _outstanding(ctx: Context, camp: Campaign) -> list[rules.Finding]:
     return rules.finish_outstanding(camp, required)
 
 
+def _changed(workdir: Path, sha: str) -> list[str]:
+    out = gitcli.output(
+        ["diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", sha], workdir
+    )
+    return [p for p in out.split("\0") if p]
+
+
+def out_of_scope(ctx: Context, camp: Campaign) -> list[dict[str, Any]]:
+    """Candidate commits touching files outside ``[campaign] scope``."""
+    if not campaign.table(ctx.config).scope:
+        return []
+    workdir = ctx.store.require_workdir()
+    found: list[dict[str, Any]] = []
+    for sha in dict.fromkeys(c.commit for c in camp.candidates if c.verdict != "base"):
+        outside = campaign.out_of_scope(ctx.config, _changed(workdir, sha))
+        if outside:
+            found.append({"commit": sha, "paths": outside})
+    return found
+
+
 def finish(cwd: Path, as_json: bool) -> int:
     ctx = _ctx(cwd)
     camp = campaign.load(ctx.config, ctx.store.snapshot(), ctx.store)
     outstanding = _outstanding(ctx, camp)
+    scope = out_of_scope(ctx, camp)
+    if not as_json:
+        for item in scope:
+            output.say(
+                f"out of scope: {str(item['commit'])[:10]} changed {', '.join(item['paths'])} "
+                "(outside [campaign] scope)"
+            )
     if outstanding:
         if as_json:
             output.emit_json(
@@ -273,6 +364,7 @@ def finish(cwd: Path, as_json: bool) -> int:
                     "outstanding": [
                         {"rule": f.rule, "message": f.message, "fix": f.fix} for f in outstanding
                     ],
+                    "out_of_scope": scope,
                 }
             )
         else:
@@ -294,16 +386,30 @@ def finish(cwd: Path, as_json: bool) -> int:
         disarmed, _ = ctx.store.transact(build)
     _say(
         as_json,
-        {"finished": True, "outstanding": [], "disarmed": disarmed},
+        {"finished": True, "outstanding": [], "disarmed": disarmed, "out_of_scope": scope},
         "finish: every item is resolved" + ("; campaign disarmed" if disarmed else ""),
     )
     return 0
 
 
+def _benchmark_commits(ctx: Context, base: str) -> list[str]:
+    """Commits after the base that changed the measuring script, oldest first."""
+    script = campaign.table(ctx.config).benchmark_script
+    if not script:
+        return []
+    out = gitcli.output(
+        ["rev-list", "--reverse", f"{base}..HEAD", "--", script], ctx.store.require_workdir()
+    )
+    return [sha for sha in out.split() if not _is_transition(ctx, sha)]
+
+
 def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
-    """One clean branch from the base commit with only the promoted commits, in order."""
+    """One clean branch from the base commit: the kept promoted commits and the commits
+    that changed the benchmark script, in history order, then the closed report and the
+    records. Built from committed files only, in a temporary worktree that is removed."""
     ctx = _ctx(cwd)
-    camp = campaign.load(ctx.config, ctx.store.snapshot(), ctx.store)
+    snap = ctx.store.snapshot()
+    camp = campaign.load(ctx.config, snap, ctx.store)
     outstanding = _outstanding(ctx, camp)
     if outstanding:
         raise Refused(
@@ -326,42 +432,78 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
         == 0
     ):
         raise BadInput(f"branch {name} already exists", "pass --branch NEW-NAME")
-    temp = Path(tempfile.mkdtemp(prefix="ledger-deliver-")) / "wt"
-    gitcli.run(["worktree", "add", "-q", "-b", name, str(temp), base.commit], workdir)
-    try:
-        for sha in camp.promoted_commits():
-            proc = gitcli.run(
-                ["cherry-pick", "--allow-empty", "-x", sha], temp, check=False, clean_env=True
-            )
-            if proc.returncode != 0:
-                gitcli.run(["cherry-pick", "--abort"], temp, check=False)
-                raise Refused(
-                    f"promoted commit {sha[:10]} does not apply on the delivery branch",
-                    "resolve by hand; the candidates' history is untouched",
+    wanted = set(camp.promoted_commits()) | set(_benchmark_commits(ctx, base.commit))
+    order = gitcli.output(
+        ["rev-list", "--reverse", "--topo-order", f"{base.commit}..HEAD"], workdir
+    )
+    picks = [sha for sha in order.split() if sha in wanted]
+    picks += [sha for sha in camp.promoted_commits() if sha not in picks]  # off this branch
+    keep = {
+        f"{ctx.dir}/{campaign.REPORT}": snap.read(f"{ctx.dir}/{campaign.REPORT}"),
+        f"{ctx.dir}/{campaign.JSONL}": snap.read(f"{ctx.dir}/{campaign.JSONL}"),
+        f"{ctx.dir}/{campaign.CSV}": snap.read(f"{ctx.dir}/{campaign.CSV}"),
+    }
+    with tempfile.TemporaryDirectory(prefix="ledger-deliver-") as tmp:
+        temp = Path(tmp) / "wt"
+        gitcli.run(["worktree", "add", "-q", "-b", name, str(temp), base.commit], workdir)
+        try:
+            for sha in picks:
+                proc = gitcli.run(
+                    ["cherry-pick", "--allow-empty", "-x", sha], temp, check=False, clean_env=True
                 )
-        report = workdir / ctx.dir / campaign.REPORT
-        shutil.copy(report, temp / "CAMPAIGN_REPORT.md")
-        gitcli.run(["add", "CAMPAIGN_REPORT.md"], temp, clean_env=True)
-        gitcli.run(
-            [
-                "-c",
-                "core.hooksPath=/dev/null",
-                "commit",
-                "-q",
-                "-m",
-                "docs(campaign): the closed report",
-            ],
-            temp,
-            clean_env=True,
+                if proc.returncode != 0:
+                    gitcli.run(["cherry-pick", "--abort"], temp, check=False)
+                    raise Refused(
+                        f"commit {sha[:10]} does not apply on the delivery branch",
+                        "resolve by hand; the candidates' history is untouched",
+                    )
+            # Scaffolding and owner state stay out: only the closed report and the records.
+            gitcli.run(
+                ["rm", "-r", "-q", "--ignore-unmatch", "--", ctx.dir, ctx.config_file],
+                temp,
+                clean_env=True,
+            )
+            for rel, data in keep.items():
+                if data is None:
+                    continue
+                target = temp / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                gitcli.run(["add", "--", rel], temp, clean_env=True)
+            gitcli.run(
+                [
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    "docs(campaign): the closed report and records",
+                ],
+                temp,
+                clean_env=True,
+            )
+        except Exception:
+            gitcli.run(["worktree", "remove", "--force", str(temp)], workdir, check=False)
+            gitcli.run(["branch", "-D", name], workdir, check=False)
+            raise
+        gitcli.run(["worktree", "remove", "--force", str(temp)], workdir)
+    gitcli.run(["worktree", "prune"], workdir, check=False)
+    tip = gitcli.output(["rev-parse", f"refs/heads/{name}"], workdir).strip()
+    record = dump_json({"branch": name, "commit": tip, "commits": picks}).encode()
+
+    def delivered(snap: Snapshot) -> Transition:
+        return Transition(
+            kind="deliver",
+            step="deliver",
+            subject=f"docs(campaign): delivered on {name}",
+            writes={f"{ctx.dir}/{campaign.DELIVERED}": record},
         )
-    except Exception:
-        gitcli.run(["worktree", "remove", "--force", str(temp)], workdir, check=False)
-        gitcli.run(["branch", "-D", name], workdir, check=False)
-        raise
-    gitcli.run(["worktree", "remove", "--force", str(temp)], workdir)
+
+    ctx.store.transact(delivered)
     _say(
         as_json,
-        {"branch": name, "commits": camp.promoted_commits()},
-        f"delivered {len(camp.promoted_commits())} promoted commit(s) on branch {name}",
+        {"branch": name, "commits": picks},
+        f"delivered {len(picks)} commit(s) on branch {name}",
     )
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 from ledger import gitcli, output, runfiles
 from ledger.context import load_config, open_store
 from ledger.errors import LedgerError
+from ledger.model.config import LedgerConfig
 from ledger.store import Snapshot, Store, Transition
 
 HARDENING = {"gc.auto": "0", "core.fsmonitor": "false"}
@@ -319,6 +320,17 @@ def check_driver(store: Store, fix: bool, report: Report) -> None:
         where.append(f"{finding}: git ledger doctor --fix")
 
 
+def check_parsed(store: Store, config: LedgerConfig, report: Report) -> None:
+    """Every committed entry of the loop's own parses (a malformed one is listed, never
+    dropped)."""
+    from ledger.presets import preset_for
+
+    if store.resolve(None) is None:
+        return
+    for path, error in preset_for(config).problems(store, config, store.snapshot()):
+        report.problems.append(f"{path} does not parse: {error}")
+
+
 def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
     store = open_store(cwd)
     report = Report()
@@ -329,6 +341,8 @@ def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
         check_journal(store, fix, report)
         if loaded is not None and store.workdir is not None:
             check_entries(store, loaded[0].dir, fix, report)
+        if loaded is not None:
+            check_parsed(store, loaded[0], report)
         check_runs(store, fix, stop_runs, report)
         check_config(store, fix, report)
         check_driver(store, fix, report)

@@ -5,18 +5,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ledger import batches, campaign, output
+from ledger import output
 from ledger.configfile import read_config_text
 from ledger.context import load_config, open_store
 from ledger.errors import BadInput, Refused
 from ledger.mergeviews import attributes_text
 from ledger.model.config import CONFIG_FILE, parse_config
+from ledger.presets import DEFAULT, preset_for
 from ledger.resources import read_resource, render
 from ledger.state import README, TEMPLATE, LedgerState
 from ledger.store import Snapshot, Transition
 from ledger.views import apply_views, readme_views
-
-PRESETS = ("versions", "campaign", "batches")
 
 
 def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> int:
@@ -43,7 +42,7 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         config = parse_config(config_text, config_name)
     else:
         config_name = CONFIG_FILE
-        chosen = preset or "versions"
+        chosen = preset or DEFAULT
         config_text = render(
             read_resource("templates", f"ledger-{chosen}.toml"), dir=directory or "training_log"
         )
@@ -70,10 +69,7 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         writes[".gitattributes"] = attributes_text(
             config, attributes.decode() if attributes is not None else ""
         ).encode()
-        if config.ledger.preset == "campaign":  # generated views exist, in step, from the start
-            writes.update(campaign.view_writes(campaign.load(config, snap)))
-        elif config.ledger.preset == "batches":
-            writes[f"{base}/{batches.REVISION_LOG}"] = b""
+        writes.update(preset_for(config).init_writes(config, snap))
         if snap.read(f"{base}/{TEMPLATE}") is None:
             writes[f"{base}/{TEMPLATE}"] = read_resource("templates", "version.md").encode()
         return Transition(

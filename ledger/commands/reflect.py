@@ -56,7 +56,13 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
     if existing is not None:
         raise Refused(f"{rid} is already committed", f"edit {rel} and commit it")
     if path.exists():
-        raise Refused(f"{rel} already exists in the working tree", "fill it in and commit it")
+        # Written already (a run that died before the commit): the same step again is
+        # not an error; what is left is to fill it in and commit it.
+        if as_json:
+            output.emit_json({"id": rid, "path": rel, "existing": True})
+        else:
+            output.say(f"{rel} is already written: fill it in, then commit it")
+        return 0
     fired = [f.rule for f in rules.triggers(state)]
     front = ReflectionFront(id=rid, after=after, triggers=fired)
     body = render(

@@ -15,13 +15,16 @@ from ledger.configfile import ledger_dir, read_worktree_config
 from ledger.runfiles import running
 
 if TYPE_CHECKING:
+    from ledger.context import Context
     from ledger.state import LedgerState
 
 
-def summary(state: LedgerState) -> dict[str, Any]:
+def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
     """Everything status says that is a function of the ledger tree and config."""
     from ledger import rules
-    from ledger.nextstep import next_action
+    from ledger.presets import preset_for
+
+    preset = preset_for(state.config)
 
     fired, incomplete = rules.reflection_pending(state)
     versions = [
@@ -36,6 +39,7 @@ def summary(state: LedgerState) -> dict[str, Any]:
         for v in state.versions
     ]
     return {
+        **preset.summary(ctx, state),
         "schema": 1,
         "preset": state.config.ledger.preset,
         "dir": state.config.dir,
@@ -60,7 +64,7 @@ def summary(state: LedgerState) -> dict[str, Any]:
             for r in state.results
             if r.data.status == "failed"
         ],
-        "next": next_action(state).as_dict(),
+        "next": preset.next_action(ctx, state),
     }
 
 
@@ -78,7 +82,7 @@ def status_data(cwd: Path) -> dict[str, Any]:
         from ledger.context import open_context
 
         ctx = open_context(cwd)  # validates the configuration; a bad one is exit 2
-        data = summary(ctx.state())
+        data = summary(ctx.state(), ctx)
         if cache_key:
             statuscache.put(state_dir, cache_key, data)
         detached = ctx.store.repo.head_is_detached

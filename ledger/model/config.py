@@ -178,8 +178,20 @@ class CampaignTable(_Table):
     units: dict[str, str] = Field(default_factory=dict)
     noise_floor: float = Field(default=0.0, ge=0)
     correctness_tolerance: float = Field(default=1e-3, ge=0)
-    owner_env: str = "LEDGER_OWNER"
+    # Environment variables naming the owner, first set wins; else the git user.
+    owner_env: list[str] = Field(
+        default_factory=lambda: ["LEDGER_OWNER", "CODEX_THREAD_ID", "CLAUDE_CODE_SESSION_ID"]
+    )
     required_records: list[str] = Field(default_factory=list)
+    # Globs of the files candidates may change (empty: anything).
+    scope: list[str] = Field(default_factory=list)
+    # The measuring script: commits that change it are delivered with the promoted ones.
+    benchmark_script: str | None = None
+
+    @field_validator("owner_env", mode="before")
+    @classmethod
+    def _one_env(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
 
 
 class BatchesTable(_Table):

@@ -91,31 +91,9 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
         ],
         "series": _series(state),
     }
-    if ctx.config.ledger.preset == "campaign":
-        from ledger import campaign
+    from ledger.presets import preset_for
 
-        camp = campaign.load(ctx.config, ctx.store.snapshot())
-        report["candidates"] = [
-            {
-                "seq": c.seq,
-                "commit": c.commit,
-                "epoch": c.epoch,
-                "verdict": c.verdict,
-                "reason": c.reason,
-                "measurements": c.measurements,
-                "invalidated": c.epoch < camp.epoch,
-            }
-            for c in camp.candidates
-        ]
-    if ctx.config.ledger.preset == "batches":
-        from ledger import batches
-
-        b = batches.load(ctx.config, ctx.store.snapshot())
-        report["batches"] = {
-            "ratios": b.ratios(),
-            "bar": batches.table(ctx.config).batch_ratio_min,
-            "converged": batches.converged(batches.table(ctx.config), b.ratios())["pass"],
-        }
+    report.update(preset_for(ctx.config).report_section(ctx))
     return report
 
 
@@ -245,11 +223,19 @@ def markdown(data: dict[str, Any]) -> str:
             ]
     if data.get("candidates"):
         names = sorted({k for c in data["candidates"] for k in c["measurements"]})
+        units = data.get("units") or {}
         parts += [
             "### Candidates",
             "",
             table(
-                ["#", "commit", "verdict", *names, "reason"],
+                [
+                    "#",
+                    "commit",
+                    "verdict",
+                    *[f"{n} ({units[n]})" if n in units else n for n in names],
+                    "reason",
+                    "notes",
+                ],
                 [
                     [
                         c["seq"],
@@ -257,10 +243,16 @@ def markdown(data: dict[str, Any]) -> str:
                         c["verdict"],
                         *[c["measurements"].get(n, "") for n in names],
                         c["reason"],
+                        c.get("notes", ""),
                     ]
                     for c in data["candidates"]
                 ],
             ),
+            *[
+                f"- benchmark adjustment {e['epoch']}: {e['reason']}"
+                for e in data.get("adjustments", [])
+            ],
+            "",
         ]
     if data.get("batches"):
         b = data["batches"]
