@@ -56,6 +56,12 @@ def extract_metrics(config: LedgerConfig, gate: str, data: object, where: str) -
             raise BadInput(
                 f"{where}: metric '{name}' at {spec.path} is {value!r}, not a finite number"
             )
+        if abs(float(value)) > 1e150:
+            raise BadInput(
+                f"{where}: metric '{name}' at {spec.path} is {value!r}: its square overflows, so "
+                "no statistic can be computed on it",
+                "record the metric in a unit where it stays within ±1e150",
+            )
         metrics[name] = float(value)
     return metrics
 

@@ -75,6 +75,11 @@ class GateStat(_Entry):
     comparable: bool = True
     note: str = ""
     window_min_delta: float | None = None
+    pairing: str = ""
+    df: float | None = None
+    critical_k: float | None = None
+    mde: float | None = None
+    bar: str = ""
 
 
 class Conclusion(_Entry):
