@@ -237,8 +237,8 @@ def _walk_forward(
     by_window = _per_key(theirs, metric)
     matched = [r for r in mine if r.key in by_window]
     gains = [(value - by_window[key]) * sign for key, value in _per_key(matched, metric).items()]
-    spans = _window_dates(matched)
-    n_eff = stats.effective_n(spans) if spans else float(len(gains))
+    one_per_window = list({r.key: r for r in matched}.values())
+    design = stats.window_design(_window_dates(one_per_window), len(gains))
     if len(gains) < st.min_windows:
         return stat.model_copy(
             update={
@@ -250,7 +250,7 @@ def _walk_forward(
         )
     found = stats.compare_windows(
         gains,
-        n_eff,
+        design,
         sign=sign,
         bar=cfg.window_bar(),
         sigma_k=st.sigma_k,

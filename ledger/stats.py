@@ -82,15 +82,29 @@ def critical_k(
 
 @lru_cache(maxsize=1024)
 def _power_nc(k: float, df: float | None, power: float) -> float:
-    """Noncentrality at which a one-sided test with critical value k has ``power``."""
-    from scipy import optimize, stats
+    """Noncentrality at which the rule "Δ/SE > k" confirms with probability ``power``.
 
-    def short(nc: float) -> float:
-        if df is None:
-            return float(stats.norm.sf(k - nc)) - power
-        return float(stats.nct.sf(k, df, nc)) - power
+    σ known (df None): Δ/SE is normal. σ estimated with df degrees of freedom:
+    Δ/SE is noncentral t, and the SE a reader plugs the MDE into is itself an
+    estimate, so the power is averaged over σ's sampling distribution (assurance:
+    s/σ ~ sqrt(χ²_df/df)). An MDE read off one sample then holds on average
+    instead of only when that sample happened to show the true σ.
+    """
+    from scipy import integrate, optimize, stats
 
-    return float(optimize.brentq(short, 0.0, k + 50.0 + 10.0 * z_quantile(power) ** 2))
+    if df is None:
+        return float(optimize.brentq(lambda nc: float(stats.norm.sf(k - nc)) - power, 0.0, k + 40))
+
+    def assurance(nc: float) -> float:
+        def integrand(x: float) -> float:
+            return float(stats.nct.sf(k, df, nc * math.sqrt(x / df)) * stats.chi2.pdf(x, df))
+
+        return float(integrate.quad(integrand, 0.0, math.inf, limit=200)[0]) - power
+
+    hi = k + 10.0
+    while assurance(hi) < 0 and hi < 1e6:
+        hi *= 2
+    return float(optimize.brentq(assurance, 0.0, hi, xtol=1e-6))
 
 
 def mde_for_se(
@@ -98,11 +112,11 @@ def mde_for_se(
 ) -> float:
     """Smallest true Δ the verdict's own rule confirms with probability ``power``.
 
-    Exact for the rule as applied: the Δ/SE statistic is noncentral t at ``df``
-    (normal when σ is a configured floor), the critical value is critical_k().
+    The Δ/SE statistic is noncentral t at ``df`` (normal when σ is a configured
+    floor), the critical value is critical_k(); see _power_nc for the σ estimate.
     """
     k, _ = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
-    return _power_nc(k, df, power) * se
+    return _power_nc(k, None if df is None else round(df, 3), power) * se
 
 
 def mde(
@@ -256,9 +270,39 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
+@dataclass(frozen=True)
+class WindowDesign:
+    """What overlapping windows are worth: effective N, the degrees of freedom of their
+    spread (Satterthwaite) and the factor by which overlap shrinks the sample variance."""
+
+    n: int
+    n_eff: float
+    df: float
+    shrink: float
+
+
+def window_design(windows: Sequence[tuple[date, date]] | None, n: int) -> WindowDesign:
+    """From the overlap matrix R (ρ = shared span fraction): n_eff = n²/1'R1, and with
+    A = I - J/n the spread's E[s²] = σ²·tr(AR)/(n-1), df = tr(AR)²/tr((AR)²)."""
+    if not windows or len(windows) != n or n < 2:
+        return WindowDesign(n, float(n), float(max(n - 1, 0)), 1.0)
+    ordered = sorted(windows)
+    rho = [
+        [1.0 if i == j else overlap_fraction(a, b) for j, b in enumerate(ordered)]
+        for i, a in enumerate(ordered)
+    ]
+    total = math.fsum(math.fsum(row) for row in rho)
+    col = [math.fsum(rho[i][j] for i in range(n)) / n for j in range(n)]
+    ar = [[rho[i][j] - col[j] for j in range(n)] for i in range(n)]
+    trace = math.fsum(ar[i][i] for i in range(n))
+    trace_sq = math.fsum(ar[i][j] * ar[j][i] for i in range(n) for j in range(n))
+    df = trace * trace / trace_sq if trace_sq > 0 else 0.0
+    return WindowDesign(n, n * n / total, df, trace / (n - 1))
+
+
 def compare_windows(
     gains: Sequence[float],
-    n_eff: float,
+    design: WindowDesign,
     *,
     sign: float,
     bar: Mapping[str, float],
@@ -270,26 +314,25 @@ def compare_windows(
     """Walk-forward: the distribution of per-window gains against the pre-registered bar,
     and its mean beyond the threshold at the effective N.
 
-    Overlapping windows are correlated, so the sample variance of their gains
-    is biased low by the factor (n - n/n_eff)/(n - 1); it is corrected before
-    the SE (σ/√n_eff) is formed, and the t quantile uses n_eff - 1 df.
+    Overlapping windows are correlated, so the sample variance of their gains is
+    biased low (by design.shrink); it is corrected before the SE (σ/√n_eff) is
+    formed, and the t quantile uses the spread's own degrees of freedom.
     """
     d = sample(list(gains))
     n = d.n
-    n_eff = min(max(n_eff, 1.0), float(n))
+    n_eff = design.n_eff
     spread = d.sd or 0.0
-    shrink = (n - n / n_eff) / (n - 1) if n > 1 else 0.0
-    df = n_eff - 1
+    df = design.df
     checks = {"mean": d.mean, "p25": quantile(gains, 0.25), "min": min(gains)}
     failed = [
-        f"{key} Δ {checks[key]:+.4g} ≤ {bar[key]:g}"
+        f"{key} Δ {checks[key]:+.4g} {'≤' if key == 'mean' else '<'} {bar[key]:g}"
         for key in BAR_KEYS
         if key in bar and not (checks[key] > bar[key] if key == "mean" else checks[key] >= bar[key])
     ]
     bar_text = " and ".join(
         f"{key} Δ {'>' if key == 'mean' else '≥'} {bar[key]:g}" for key in BAR_KEYS if key in bar
     )
-    if shrink <= 0 or df <= 0 or spread <= 0:
+    if design.shrink <= 0 or df <= 0 or spread <= 0:
         return Comparison(
             pairing="walk-forward",
             n=n,
@@ -309,7 +352,7 @@ def compare_windows(
             bar=bar_text,
             window_min=min(gains) * sign,
         )
-    sigma = spread / math.sqrt(shrink)
+    sigma = spread / math.sqrt(design.shrink)
     se = sigma / math.sqrt(n_eff)
     k, k_source = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
     threshold = k * se

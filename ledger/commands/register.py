@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 from ledger import output, rules, stats
@@ -68,18 +69,46 @@ def choose_id(
     return str(candidate), parent
 
 
-def mde_for(state: LedgerState, gate: str) -> tuple[float, int, float] | None:
-    """(MDE, n, σ) for ``gate`` at the n the loop has been measuring with."""
+def mde_for(state: LedgerState, gate: str) -> tuple[float, float, float] | None:
+    """(MDE, n_eff, σ) for ``gate`` at the n the loop has been measuring with.
+
+    Where the newest concluded comparison on the gate was paired (shared seeds or
+    windows), its σ of the differences and its effective n predict the next one;
+    otherwise the standing best's spread, unpaired, at its effective n.
+    """
     cfg = state.config.gates[gate]
+    st = state.config.stats
+    for version in reversed(state.versions):
+        conclusion = version.front.conclusion
+        stat = next((g for g in conclusion.gates if g.gate == gate), None) if conclusion else None
+        if stat is not None and stat.pairing in ("paired", "walk-forward") and stat.sigma:
+            n_eff = max(stat.n_eff, 1.0)
+            return (
+                stats.mde(stat.sigma, n_eff, st.alpha, st.power, st.small_n, sigma_k=st.sigma_k),
+                n_eff,
+                stat.sigma,
+            )
     best = standing_baseline(state, gate)
-    values = [r.data.metrics[cfg.metric] for r in state.results_for(best.id, gate)] if best else []
+    found = [r for r in state.results_for(best.id, gate)] if best else []
+    values = [r.data.metrics[cfg.metric] for r in found if cfg.metric in r.data.metrics]
     sample = stats.sample(values) if values else None
     sigma = sample.sd if sample is not None and sample.sd is not None else cfg.noise_floor
     if sigma is None:
         return None
-    n = sample.n if sample is not None else 1
-    st = state.config.stats
-    return stats.mde(sigma, n, st.alpha, st.power, st.small_n), n, sigma
+    n_eff = float(sample.n) if sample is not None else 1.0
+    if cfg.mode == "walk-forward" and found:
+        spans = [
+            (date.fromisoformat(r.data.window_start), date.fromisoformat(r.data.window_end))
+            for r in found
+            if r.data.window_start and r.data.window_end
+        ]
+        if len(spans) == len(found):
+            n_eff = stats.effective_n(spans)
+    return (
+        stats.mde(sigma, n_eff, st.alpha, st.power, st.small_n, sigma_k=st.sigma_k, paired=False),
+        n_eff,
+        sigma,
+    )
 
 
 def version_document(state: LedgerState, snap: Snapshot, front: VersionFront) -> str:
@@ -157,7 +186,7 @@ def run(
             if found is not None and abs(effect) < found[0]:
                 message = (
                     f"[below-mde] --effect {effect:g} is below the minimum detectable effect "
-                    f"{found[0]:.4g} on gate '{gate}' (σ={found[2]:.4g}, n={found[1]}): "
+                    f"{found[0]:.4g} on gate '{gate}' (σ={found[2]:.4g}, n_eff={found[1]:.3g}): "
                     "structurally unfalsifiable"
                 )
                 if force is None:
