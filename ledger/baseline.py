@@ -102,6 +102,25 @@ _CACHE: dict[
 ] = {}
 
 
+def high_water_marks(state: LedgerState, gate: str) -> list[str]:
+    """The versions that set the standing best on ``gate``, in order (the first one
+    establishes it; each later one moved it beyond noise)."""
+    if gate not in state.config.gates:
+        return []
+    history = _history(state, gate)
+    marks: list[str] = []
+    previous: Version | None = None
+    for version in state.versions:
+        best = history[version.id]
+        if best is not None and best is not previous:
+            marks.append(best.id)
+        previous = best
+    now = history[""]
+    if now is not None and now is not previous:
+        marks.append(now.id)
+    return marks
+
+
 def standing_baseline(state: LedgerState, gate: str, before: str | None = None) -> Version | None:
     """The standing best on ``gate`` among the versions ordered before ``before``."""
     if gate not in state.config.gates:

@@ -37,6 +37,21 @@ def check_bet(bet: str) -> str:
     return bet
 
 
+def default_parent(state: LedgerState) -> str:
+    """The newest version; after a matrix, its winning cell (or, with none, the version the
+    matrix was measured against), never merely the last cell concluded."""
+    last = state.versions[-1]
+    mid = last.front.matrix
+    if mid is None:
+        return last.id
+    found = state.matrix(mid)
+    matrix = found[1] if found else None
+    if matrix is not None and matrix.winner:
+        return f"{mid}.{matrix.winner}"
+    earlier = [v for v in state.versions if v.front.matrix is None]
+    return earlier[-1].id if earlier else last.id
+
+
 def choose_id(
     state: LedgerState, requested: str | None, parent: str | None
 ) -> tuple[str, str | None]:
@@ -50,7 +65,10 @@ def choose_id(
                 f"--parent {parent} is not a version in this ledger", "see 'git ledger status'"
             )
     elif state.versions:
-        parent = state.versions[-1].id
+        parent = default_parent(state)
+        newest = parse_version(state.versions[-1].id, prefix)
+        if requested is None and newest.number > parse_version(parent, prefix).number:
+            return str(VersionId(prefix, newest.number + 1)), parent
     if requested is not None:
         vid = parse_version(requested, prefix)
         if vid.cell:
@@ -194,6 +212,14 @@ def run(
                         message, "bet on a bigger effect, measure more seeds, or --force REASON"
                     )
                 forced = force
+        dead = rules.exhausted_subsystems(state).get(subsystem or "")
+        if dead is not None:
+            if force is None:
+                raise Refused(
+                    f"[exhausted-subsystem] {dead} declared subsystem '{subsystem}' exhausted",
+                    "bet outside it (see the reflection's untouched dimensions), or --force REASON",
+                )
+            forced = force
         front = VersionFront(
             id=vid,
             parent=parent_id,

@@ -126,6 +126,8 @@ class ReflectionFront(_Entry):
     kind: Literal["reflection"] = "reflection"
     after: str
     triggers: list[str] = Field(default_factory=list)
+    # Subsystems the audit names as dead ends: betting on one again needs --force REASON.
+    exhausted: list[str] = Field(default_factory=list)
 
 
 class PhaseFront(_Entry):
