@@ -292,6 +292,9 @@ class BaselineRow:
     latest_version: str | None
     latest_mean: float | None
     status: str
+    latest_parent: str | None = None
+    delta_vs_parent: float | None = None
+    delta_vs_best: float | None = None
 
 
 def baseline_rows(state: LedgerState) -> list[BaselineRow]:
@@ -311,9 +314,15 @@ def baseline_rows(state: LedgerState) -> list[BaselineRow]:
                 break
         status = "holds"
         latest_mean = None
+        vs_best: float | None = None
+        vs_parent: float | None = None
+        parent = state.version(latest.front.parent) if latest and latest.front.parent else None
+        if latest is not None and parent is not None and state.results_for(parent.id, gate):
+            vs_parent = compare(state, latest.id, gate, parent).delta
         if latest is not None and latest.id != best.id:
             comparison = compare(state, latest.id, gate, best)
             latest_mean = comparison.mean
+            vs_best = comparison.delta
             if comparison.outcome == REGRESSED:
                 status = (
                     f"REGRESSION: {latest.id} Δ={comparison.delta:+.4g} "
@@ -337,6 +346,9 @@ def baseline_rows(state: LedgerState) -> list[BaselineRow]:
                 latest_version=latest.id if latest else None,
                 latest_mean=latest_mean,
                 status=status,
+                latest_parent=parent.id if parent else None,
+                delta_vs_parent=vs_parent,
+                delta_vs_best=vs_best if latest is None or latest.id != best.id else 0.0,
             )
         )
     return rows

@@ -526,11 +526,38 @@ def conclude(
         )
 
     commit_id, _ = ctx.store.transact(build)
+    passing = [name for name, row in table.items() if row["pass"]]
+    suggestion = _stacking(mid, passing, table)
     if as_json:
-        output.emit_json({"id": mid, "commit": commit_id, "winner": winner, "verdicts": verdicts})
+        output.emit_json(
+            {
+                "id": mid,
+                "commit": commit_id,
+                "winner": winner,
+                "verdicts": verdicts,
+                "passing": passing,
+                "suggestion": suggestion,
+            }
+        )
     else:
         output.say(f"concluded matrix {mid}: winner {winner or 'none'} ({commit_id[:10]})")
+        if suggestion:
+            output.say(f"  {suggestion}")
     return 0
+
+
+def _stacking(mid: str, passing: list[str], table: dict[str, dict[str, Any]]) -> str | None:
+    """Several passing cells: one merged; the next version stacks the strongest pair or runs
+    them as a 2×2 interaction matrix, never silently merging a second one."""
+    if len(passing) < 2:
+        return None
+    ranked = sorted(passing, key=lambda n: -(table[n]["z"] or 0.0))
+    a, b = ranked[0], ranked[1]
+    return (
+        f"{len(passing)} cells pass ({', '.join(ranked)}): only one merges. Next, stack the "
+        f"strongest pair ({mid}.{a} + {mid}.{b}) as one version, or run them as a 2×2 "
+        f"interaction matrix ({mid}.{a}{b}: neither, {a}, {b}, both)"
+    )
 
 
 def clean(cwd: Path, mid: str, as_json: bool) -> int:

@@ -191,7 +191,19 @@ def markdown(data: dict[str, Any]) -> str:
             "### Standing baseline",
             "",
             table(
-                ["gate", "metric", "best", "mean", "n", "σ", "latest", "status", "change"],
+                [
+                    "gate",
+                    "metric",
+                    "best",
+                    "mean",
+                    "n",
+                    "σ",
+                    "latest",
+                    "Δ vs parent",
+                    "Δ vs best",
+                    "status",
+                    "change",
+                ],
                 [
                     [
                         b["gate"],
@@ -201,6 +213,8 @@ def markdown(data: dict[str, Any]) -> str:
                         b["n"],
                         fmt(b["sigma"]),
                         b["latest_version"] or "—",
+                        fmt(b["delta_vs_parent"]),
+                        fmt(b["delta_vs_best"]),
                         b["status"],
                         b["change"] or "—",
                     ]
