@@ -45,15 +45,15 @@ def render_baseline(state: LedgerState) -> str:
         return "_No baseline yet: the first concluded version with results establishes it._\n"
     lines = [
         "| gate | metric | best (version) | mean | n | σ | latest (version) | latest mean "
-        "| Δ vs parent | Δ vs best | status |",
+        "| status | Δ vs parent | Δ vs best |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append(
             f"| {row.gate} | {row.metric} ({row.direction}) | {row.version} | {fmt(row.mean)} "
             f"| {row.n} | {fmt(row.sigma)} | {row.latest_version or '—'} | {fmt(row.latest_mean)} "
-            f"| {_vs(row.delta_vs_parent, row.latest_parent)} | {_vs(row.delta_vs_best, row.version)} "
-            f"| {row.status} |"
+            f"| {row.status} | {_vs(row.delta_vs_parent, row.latest_parent)} "
+            f"| {_vs(row.delta_vs_best, row.version)} |"
         )
     return "\n".join(lines) + "\n"
 
