@@ -180,6 +180,12 @@ def register(
 )
 @click.option("--wall-time", type=float, default=None, help="Wall time of the run, in seconds.")
 @click.option("--replace", default=None, metavar="REASON", help="Replace an existing result.")
+@click.option(
+    "--remeasure",
+    default=None,
+    metavar="REASON",
+    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
+)
 @json_option
 @pass_ctx
 def record(
@@ -194,6 +200,7 @@ def record(
     conditions: tuple[str, ...],
     wall_time: float | None,
     replace: str | None,
+    remeasure: str | None,
     as_json: bool,
 ) -> int:
     """Ingest one results JSON as its own entry, with provenance."""
@@ -210,6 +217,7 @@ def record(
         conditions=command.parse_conditions(conditions),
         wall_time_s=wall_time,
         replace=replace,
+        remeasure=remeasure,
     )
     return command.run(obj.cwd, step_id, file, measurement, as_json)
 

@@ -113,14 +113,22 @@ class LedgerState:
     def concluded(self) -> list[Version]:
         return [v for v in self.versions if v.concluded]
 
-    def results_for(self, vid: str, gate: str, *, ok_only: bool = True) -> list[Result]:
+    def results_for(
+        self, vid: str, gate: str, *, ok_only: bool = True, remeasured: bool = False
+    ) -> list[Result]:
+        """Results a verdict stands on; ``remeasured``: only the later re-measurements."""
         if self._results_by_key is None:
             index: dict[tuple[str, str], list[Result]] = {}
             for r in self.results:
                 index.setdefault((r.data.version, r.data.gate), []).append(r)
             self._results_by_key = index
         found = self._results_by_key.get((vid, gate), [])
-        return [r for r in found if r.data.status == "ok" or not ok_only]
+        return [
+            r
+            for r in found
+            if (r.data.status == "ok" or not ok_only)
+            and (r.data.provenance.remeasure is not None) == remeasured
+        ]
 
     def reflection_for(self, vid: str) -> Reflection | None:
         return next((r for r in self.reflections if r.front.after == vid), None)

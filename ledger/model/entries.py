@@ -173,6 +173,7 @@ class Provenance(_Entry):
     conditions: dict[str, str] = Field(default_factory=dict)
     wall_time_s: float | None = None
     replaced: str | None = None
+    remeasure: str | None = None
 
 
 def result_stem(seed: str | None, window: str | None, replicate: int | None, failed: bool) -> str:

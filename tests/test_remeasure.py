@@ -1,0 +1,50 @@
+"""Re-measurements, exhausted subsystems and values no statistic can hold, through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers import Repo, fingerprint, measure, register
+
+
+def test_remeasure_is_kept_apart_and_never_changes_the_verdict(repo: Repo) -> None:
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    before = (repo.path / "training_log/V1.md").read_text()
+    rerun = repo.path.parent / "rerun.json"
+    rerun.write_text('{"score": 25.0}')
+    refused = repo.run("record", "V1", "--gate", "recent", "--seed", "1", str(rerun))
+    assert refused.code == 1 and "--remeasure" in refused.err
+    out = repo.ok(
+        "record",
+        "V1",
+        "--gate",
+        "recent",
+        "--seed",
+        "1",
+        str(rerun),
+        "--remeasure",
+        "eval stability",
+        "--json",
+    ).json()
+    stored = json.loads((repo.path / out["path"]).read_text())
+    assert stored["provenance"]["remeasure"] == "eval stability"
+    assert out["path"].endswith("seed-1-r1000.json")
+    assert repo.trailers()["Ledger-Remeasure"] == "eval stability"
+    assert (repo.path / "training_log/V1.md").read_text() == before
+    # The standing baseline still stands on the four original seeds.
+    rows = repo.ok("baseline", "--json").json()
+    assert rows[0]["n"] == 4 and rows[0]["mean"] < 12
+
+
+def test_huge_values_are_refused_at_record_and_the_repo_is_untouched(repo: Repo) -> None:
+    register(repo, "V1")
+    huge = repo.path.parent / "huge.json"
+    huge.write_text('{"score": 1e300}')
+    repo.git("status")  # refresh the index stat cache first: that is not a change
+    print_before = fingerprint(repo.path)
+    result = repo.run("record", "V1", "--gate", "recent", "--seed", "1", str(huge))
+    assert result.code == 2 and "overflows" in result.err
+    assert len(result.err.strip().splitlines()) <= 2
+    assert fingerprint(repo.path) == print_before
