@@ -48,3 +48,56 @@ def test_huge_values_are_refused_at_record_and_the_repo_is_untouched(repo: Repo)
     assert result.code == 2 and "overflows" in result.err
     assert len(result.err.strip().splitlines()) <= 2
     assert fingerprint(repo.path) == print_before
+
+
+def test_reflection_is_prefilled_and_filler_answers_do_not_count(repo: Repo) -> None:
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    for vid in ("V2", "V3", "V4"):
+        assert register(repo, vid, extra=("--subsystem", "carry")).code == 0
+        measure(repo, vid, "recent", 10.0)
+        repo.ok("conclude", vid, "--verdict", "refuted", "--next", "go on")
+    rerun = repo.path.parent / "rerun.json"
+    rerun.write_text('{"score": 11.0}')
+    # Allowed while the reflection is pending: the reflection needs the number.
+    repo.ok(
+        "record", "V1", "--gate", "recent", "--seed", "1", str(rerun), "--remeasure", "seed check"
+    )
+    repo.ok("reflect")
+    path = repo.path / "training_log/REFLECTION_V4.md"
+    text = path.read_text()
+    assert "> V1 `recent` 1: re-measured 11" in text
+    assert "> V4: gate `recent`, subsystem carry, refuted" in text
+    assert "goodhart-tripwire" in text
+    sections = (
+        "Eval stability",
+        "Variance estimate",
+        "Subsystem audit",
+        "Revert-and-branch option",
+        "Untouched dimensions",
+        "Observability-gap audit",
+    )
+    filler = text
+    for title, answer in zip(sections, ("n/a", "-", "ok", "N/A.", "none", "todo"), strict=True):
+        filler = filler.replace(f"## {title}\n", f"## {title}\n\n{answer}\n")
+    path.write_text(filler)
+    refused = repo.run("reflect", "V4", "--commit")
+    assert refused.code == 1
+    assert all(title in refused.err for title in sections)
+    real = text.replace("exhausted: []\n", "exhausted:\n- carry\n")
+    for title in sections:
+        real = real.replace(
+            f"## {title}\n", f"## {title}\n\nWe looked at {title.lower()} closely.\n"
+        )
+    path.write_text(real)
+    repo.ok("reflect", "V4", "--commit")
+    again = register(repo, "V5", extra=("--subsystem", "carry", "--cites", "REFLECTION_V4"))
+    assert again.code == 1 and "exhausted" in again.err and "--force" in again.err
+    forced = register(
+        repo,
+        "V5",
+        extra=("--subsystem", "carry", "--cites", "REFLECTION_V4", "--force", "new evidence"),
+    )
+    assert forced.code == 0, forced.err
+    assert repo.trailers()["Ledger-Force"] == "new evidence"

@@ -143,6 +143,9 @@ class TriggersTable(_Table):
     subsystem_k: int = Field(default=3, ge=2)
     drift_versions: int = Field(default=5, ge=1)
     noop_tolerance: float = Field(default=500.0, ge=0)
+    # A reflection section counts as filled only with at least this many words of
+    # its own (placeholders, "n/a", "-", "ok" and the pre-filled facts do not count).
+    reflection_min_words: int = Field(default=3, ge=1)
 
 
 class HooksTable(_Table):
