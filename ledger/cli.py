@@ -225,9 +225,9 @@ def record(
 @cli.command()
 @click.argument("step_id")
 @click.option(
-    "--verdict", required=True, type=click.Choice(["confirmed", "refuted", "inconclusive"])
+    "--verdict", default=None, type=click.Choice(["confirmed", "refuted", "inconclusive"])
 )
-@click.option("--next", "next_text", required=True, help="What the loop does next.")
+@click.option("--next", "next_text", default=None, help="What the loop does next.")
 @click.option("--note", default=None, help="A note kept with the conclusion.")
 @click.option(
     "--override",
@@ -235,20 +235,34 @@ def record(
     metavar="REASON",
     help="Conclude against the statistics; recorded and shown forever.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print, per gate, the verdicts the numbers allow; write nothing.",
+)
 @json_option
 @pass_ctx
 def conclude(
     obj: _Ctx,
     step_id: str,
-    verdict: str,
-    next_text: str,
+    verdict: str | None,
+    next_text: str | None,
     note: str | None,
     override: str | None,
+    dry_run: bool,
     as_json: bool,
 ) -> int:
     """Conclude a version: verdict, statistics, next steps, baseline update; one commit."""
     from ledger.commands import conclude as command
 
+    if dry_run:
+        return command.dry_run(obj.cwd, step_id, as_json)
+    if verdict is None or next_text is None:
+        from ledger.errors import BadInput
+
+        raise BadInput(
+            "--verdict and --next are required", "or --dry-run to see what the numbers allow"
+        )
     return command.run(
         obj.cwd,
         step_id,

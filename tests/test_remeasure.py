@@ -101,3 +101,24 @@ def test_reflection_is_prefilled_and_filler_answers_do_not_count(repo: Repo) -> 
     )
     assert forced.code == 0, forced.err
     assert repo.trailers()["Ledger-Force"] == "new evidence"
+
+
+def test_conclude_dry_run_prints_what_the_numbers_allow_and_writes_nothing(repo: Repo) -> None:
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    register(repo, "V2", extra=("--effect", "20"))
+    measure(repo, "V2", "recent", 14.0)
+    repo.git("status")
+    before = fingerprint(repo.path)
+    out = repo.ok("conclude", "V2", "--dry-run", "--json").json()
+    assert fingerprint(repo.path) == before
+    assert out["allowed"] == ["refuted", "inconclusive"]
+    assert "registered effect" in out["refused"]["confirmed"]
+    text = repo.ok("conclude", "V2", "--dry-run").out
+    assert "confirmed: contradicted" in text and "refuted: allowed" in text
+    repo.ok("conclude", "V2", "--verdict", "refuted", "--next", "bigger bet")
+    entry = (repo.path / "training_log/V2.md").read_text()
+    assert "short of the registered effect 20: refuted" in entry
+    missing = repo.run("conclude", "V1")
+    assert missing.code == 2 and "--dry-run" in missing.err
