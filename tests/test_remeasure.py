@@ -122,3 +122,27 @@ def test_conclude_dry_run_prints_what_the_numbers_allow_and_writes_nothing(repo:
     assert "short of the registered effect 20: refuted" in entry
     missing = repo.run("conclude", "V1")
     assert missing.code == 2 and "--dry-run" in missing.err
+
+
+def test_next_after_a_refuted_version_offers_reverting_its_code(repo: Repo) -> None:
+    import subprocess
+
+    repo.ok("hooks", "install")
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    register(repo, "V2")
+    repo.write("src/model.py", "WIDTH = 2\n")
+    repo.commit_all("feat(model): V2 — wider")
+    assert repo.trailers()["Ledger-Step"] == "V2"
+    measure(repo, "V2", "recent", 10.0)
+    repo.ok("conclude", "V2", "--verdict", "refuted", "--next", "revert")
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "revert-or-build-on"
+    assert "--parent V2" in nxt["reason"]
+    done = subprocess.run(
+        ["sh", "-c", nxt["command"]], cwd=repo.path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (repo.path / "src/model.py").exists()
+    assert (repo.path / "training_log/V2.md").exists()
