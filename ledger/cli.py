@@ -425,12 +425,22 @@ def wait(obj: _Ctx, timeout: float | None, as_json: bool) -> int:
 @cli.command("fields-diff")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
+@click.option(
+    "--key",
+    default=None,
+    metavar="F1,F2,...",
+    help="Align arrays of records by these fields before comparing (e.g. cycle,symbol,side).",
+)
 @json_option
-def fields_diff(a: Path, b: Path, as_json: bool) -> int:
+def fields_diff(a: Path, b: Path, key: str | None, as_json: bool) -> int:
     """The first JSON field where two results files differ (floats also as IEEE-754 hex)."""
     from ledger.commands import run as command
+    from ledger.errors import BadInput
 
-    return command.fields_diff(a, b, as_json)
+    fields = tuple(f.strip() for f in key.split(",")) if key is not None else ()
+    if key is not None and not all(fields):
+        raise BadInput(f"--key {key!r} has an empty field name", "e.g. --key cycle,symbol,side")
+    return command.fields_diff(a, b, as_json, fields)
 
 
 @cli.group()

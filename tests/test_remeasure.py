@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.helpers import Repo, fingerprint, measure, register
 
@@ -146,3 +147,30 @@ def test_next_after_a_refuted_version_offers_reverting_its_code(repo: Repo) -> N
     assert done.returncode == 0, done.stderr
     assert not (repo.path / "src/model.py").exists()
     assert (repo.path / "training_log/V2.md").exists()
+
+
+def test_fields_diff_aligns_records_by_key(tmp_path: Path) -> None:
+    from tests.helpers import ledger
+
+    trades = [
+        {"cycle": 1, "symbol": "AAA", "side": "buy", "pnl": 1.0},
+        {"cycle": 2, "symbol": "BBB", "side": "sell", "pnl": 2.0},
+        {"cycle": 3, "symbol": "CCC", "side": "buy", "pnl": 3.0},
+    ]
+    drifted = [trades[0], {"cycle": 1, "symbol": "ZZZ", "side": "buy", "pnl": 9.0}, *trades[1:]]
+    drifted[3] = {**trades[2], "pnl": 3.5}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"trades": trades}))
+    b.write_text(json.dumps({"trades": drifted}))
+    by_index = ledger(tmp_path, "fields-diff", str(a), str(b), "--json")
+    assert by_index.code == 1 and by_index.json()["first_divergence"]["path"] == "$.trades[1].cycle"
+    keyed = ledger(tmp_path, "fields-diff", str(a), str(b), "--key", "cycle,symbol,side", "--json")
+    assert keyed.code == 1
+    assert (
+        keyed.json()["first_divergence"]["path"] == '$.trades[cycle=3,symbol="CCC",side="buy"].pnl'
+    )
+    b.write_text(json.dumps({"trades": [drifted[0], drifted[2], {**trades[2]}]}))
+    same = ledger(tmp_path, "fields-diff", str(a), str(b), "--key", "cycle,symbol,side")
+    assert same.code == 0 and "identical" in same.out
+    bad = ledger(tmp_path, "fields-diff", str(a), str(b), "--key", "cycle,,side")
+    assert bad.code == 2

@@ -291,13 +291,13 @@ def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
     return 0
 
 
-def fields_diff(a: Path, b: Path, as_json: bool) -> int:
+def fields_diff(a: Path, b: Path, as_json: bool, key: tuple[str, ...] = ()) -> int:
     datas = []
     for path in (a, b):
         if not path.is_file():
             raise BadInput(f"no such file: {path}")
         datas.append(load_json(path.read_bytes(), str(path), max_bytes=64 << 20))
-    found = first_divergence(datas[0], datas[1])
+    found = first_divergence(datas[0], datas[1], key=key)
     if as_json:
         output.emit_json(
             {
