@@ -69,6 +69,7 @@ def run(
             lambda data: _mapped(ctx, gate, data),
             frozenset(ctx.config.run.volatile_fields),
         )
+        runner.store_determinism(ctx, vid, gate, determinism)
     failed = [o for o in outcomes if o.failed]
     if as_json:
         output.emit_json(
