@@ -103,3 +103,18 @@ def test_statistics_are_finite_for_huge_values() -> None:
     found = stats.compare_keyed({"1": 1e149, "2": -1e149}, {"1": 1e149, "2": 1e149}, **kw)  # type: ignore[arg-type]
     assert found is not None
     assert all(math.isfinite(x) for x in (found.delta, found.se or 0, found.threshold or 0))
+
+
+def test_walk_forward_needs_the_pre_registered_bar_and_the_threshold() -> None:
+    design = stats.window_design(None, 8)
+    kw = {"sign": 1.0, "sigma_k": 2.0, "alpha": 0.05, "power": 0.8, "small_n": 30}
+    gains = [5.0, 6.0, 4.5, 5.5, 6.5, 5.0, 4.0, -1.0]
+    passes = stats.compare_windows(gains, design, bar={"mean": 0.0}, **kw)  # type: ignore[arg-type]
+    assert passes.outcome == stats.IMPROVED
+    short_min = stats.compare_windows(gains, design, bar={"mean": 0.0, "min": 0.0}, **kw)  # type: ignore[arg-type]
+    assert short_min.outcome == stats.NOISE and "min Δ -1 < 0" in short_min.note
+    short_p25 = stats.compare_windows(gains, design, bar={"p25": 4.9}, **kw)  # type: ignore[arg-type]
+    assert short_p25.outcome == stats.NOISE and "p25" in short_p25.note
+    small = [0.1, -0.1, 0.2, 0.0, 0.1, 0.05, -0.05, 0.1]
+    within = stats.compare_windows(small, design, bar={"mean": 0.0, "min": -1.0}, **kw)  # type: ignore[arg-type]
+    assert within.outcome == stats.NOISE and "within" in within.note
