@@ -161,6 +161,8 @@ def test_replicates_print_determinism_pass_and_fail(evalrepo: Repo) -> None:
     assert stored["noisy"]["seeds"][0]["first_divergence"].startswith("$.evals[0]")
     assert "score" in stored["noisy"]["seeds"][0]["spread"]
     assert "DETERMINISM (noisy): FAIL" in evalrepo.ok("show", "V1").out
+    report = evalrepo.ok("report", "--format", "md").out
+    assert "### DETERMINISM" in report and "**V1** `noisy`: FAIL" in report
 
 
 def test_fields_diff_names_the_first_divergent_field(tmp_path: Path) -> None:
