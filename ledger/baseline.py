@@ -8,6 +8,7 @@ from, Δ, SE, the threshold and its source, and the outcome in words.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from datetime import date
 
@@ -17,9 +18,9 @@ from ledger.model.entries import GateStat
 from ledger.state import LedgerState, Result, Version
 
 ESTABLISHES = "establishes the baseline"
-IMPROVED = "improved"
-REGRESSED = "regressed"
-NOISE = "within noise"
+IMPROVED = stats.IMPROVED
+REGRESSED = stats.REGRESSED
+NOISE = stats.NOISE
 DIAGNOSTIC = "diagnostic only, no adjudication"
 NOT_COMPARABLE = "not comparable"
 NO_RESULTS = "no results"
@@ -61,30 +62,81 @@ def _window_dates(results: list[Result]) -> list[tuple[date, date]] | None:
     return spans
 
 
-def standing_baseline(state: LedgerState, gate: str, before: str | None = None) -> Version | None:
-    """The best confirmed version on ``gate`` among those ordered before ``before``."""
+def _history(state: LedgerState, gate: str) -> dict[str, Version | None]:
+    """For every version: the standing best on ``gate`` before it, and under ``""`` the
+    best now. The first concluded version with results establishes it; a later one
+    takes it only if it is confirmed and its Δ on *this* gate is beyond noise."""
+    marker = (len(state.versions), len(state.results), sum(v.concluded for v in state.versions))
+    cached = _CACHE.get(id(state))
+    if cached is not None and cached[0]() is state and cached[1] == marker:
+        found = cached[2].get(gate)
+        if found is not None:
+            return found
+    else:
+        cached = (weakref.ref(state), marker, {})
+        _CACHE[id(state)] = cached
+        if len(_CACHE) > 64:
+            for key in [k for k, v in _CACHE.items() if v[0]() is None]:
+                del _CACHE[key]
     cfg = state.config.gates.get(gate)
-    if cfg is None:
-        return None
-    limit = state.version_key(before) if before else None
-    best: tuple[float, Version] | None = None
-    first_seen = False
+    out: dict[str, Version | None] = {}
+    best: Version | None = None
     for version in state.versions:
-        if limit is not None and state.version_key(version.id) >= limit:
-            break
-        if not version.concluded or version.id == before:
+        out[version.id] = best
+        if cfg is None or not version.concluded:
             continue
-        values = _values(state.results_for(version.id, gate), cfg.metric)
-        if not values:
+        if not _values(state.results_for(version.id, gate), cfg.metric):
             continue
-        establishes = not first_seen
-        first_seen = True
-        if version.verdict != "confirmed" and not establishes:
-            continue
-        score = stats.sample(values).mean * _sign(cfg.direction_of(cfg.metric))
-        if best is None or score > best[0]:
-            best = (score, version)
-    return best[1] if best else None
+        if best is None or (
+            version.verdict == "confirmed"
+            and compare(state, version.id, gate, best).outcome == IMPROVED
+        ):
+            best = version
+    out[""] = best
+    cached[2][gate] = out
+    return out
+
+
+_CACHE: dict[
+    int, tuple[weakref.ref[LedgerState], tuple[int, int, int], dict[str, dict[str, Version | None]]]
+] = {}
+
+
+def high_water_marks(state: LedgerState, gate: str) -> list[str]:
+    """The versions that set the standing best on ``gate``, in order (the first one
+    establishes it; each later one moved it beyond noise)."""
+    if gate not in state.config.gates:
+        return []
+    history = _history(state, gate)
+    marks: list[str] = []
+    previous: Version | None = None
+    for version in state.versions:
+        best = history[version.id]
+        if best is not None and best is not previous:
+            marks.append(best.id)
+        previous = best
+    now = history[""]
+    if now is not None and now is not previous:
+        marks.append(now.id)
+    return marks
+
+
+def standing_baseline(state: LedgerState, gate: str, before: str | None = None) -> Version | None:
+    """The standing best on ``gate`` among the versions ordered before ``before``."""
+    if gate not in state.config.gates:
+        return None
+    history = _history(state, gate)
+    if before is None:
+        return history[""]
+    if before in history:
+        return history[before]
+    limit = state.version_key(before)
+    best = None
+    for version in state.versions:
+        if state.version_key(version.id) >= limit:
+            return history[version.id]
+        best = version
+    return history[""] if best is not None else None
 
 
 def compare(state: LedgerState, version: str, gate: str, baseline: Version | None) -> GateStat:
@@ -141,37 +193,51 @@ def compare(state: LedgerState, version: str, gate: str, baseline: Version | Non
         )
     sign = _sign(direction)
     if cfg.mode == "walk-forward":
-        return _walk_forward(stat, cfg, st.min_windows, st.sigma_k, mine, theirs, sign, n_eff)
-    thr = stats.threshold(
-        base,
-        new,
+        return _walk_forward(stat, cfg, state, mine, theirs, sign)
+    found = stats.compare_keyed(
+        _per_key(theirs, metric),
+        _per_key(mine, metric),
+        sign=sign,
         floor=cfg.noise_floor,
         sigma_k=st.sigma_k,
         alpha=st.alpha,
+        power=st.power,
         small_n=st.small_n,
+        pairing=st.pairing,
     )
-    if thr is None:
+    if found is None:
         return stat.model_copy(
             update={
                 "outcome": NOISE,
                 "note": "no replicates and no noise_floor configured: nothing can be adjudicated",
             }
         )
-    gain = (new.mean - base.mean) * sign
-    outcome = IMPROVED if gain > thr.value else REGRESSED if gain < -thr.value else NOISE
-    note = ""
-    if outcome == NOISE:
-        floor = stats.mde(thr.sigma, min(n_eff, base.n), st.alpha, st.power, st.small_n)
-        note = f"MDE at this n is {floor:.4g}: an effect smaller than that is unadjudicable"
+    return _with(stat, found)
+
+
+def _with(stat: GateStat, found: stats.Comparison) -> GateStat:
+    notes = [found.note] if found.note else []
+    if found.outcome == NOISE and found.mde is not None:
+        notes.append(
+            f"MDE at this n is {found.mde:.4g} ({found.pairing}): an effect smaller than that "
+            "is unadjudicable"
+        )
     return stat.model_copy(
         update={
-            "sigma": thr.sigma,
-            "sigma_source": thr.sigma_source,
-            "se": thr.se,
-            "threshold": thr.value,
-            "threshold_source": thr.source,
-            "outcome": outcome,
-            "note": note,
+            "delta": found.delta,
+            "sigma": found.sigma,
+            "sigma_source": found.sigma_source,
+            "se": found.se,
+            "df": found.df,
+            "critical_k": found.k,
+            "threshold": found.threshold,
+            "threshold_source": found.threshold_source,
+            "mde": found.mde,
+            "pairing": found.pairing,
+            "bar": found.bar,
+            "window_min_delta": found.window_min,
+            "outcome": found.outcome,
+            "note": "; ".join(notes),
         }
     )
 
@@ -179,48 +245,39 @@ def compare(state: LedgerState, version: str, gate: str, baseline: Version | Non
 def _walk_forward(
     stat: GateStat,
     cfg: GateConfig,
-    min_windows: int,
-    sigma_k: float,
+    state: LedgerState,
     mine: list[Result],
     theirs: list[Result],
     sign: float,
-    n_eff: float,
 ) -> GateStat:
     """Acceptance on the distribution of per-window Δ, never on one window."""
+    st = state.config.stats
     metric = cfg.metric
     by_window = _per_key(theirs, metric)
-    gains = [
-        (value - by_window[key]) * sign
-        for key, value in _per_key(mine, metric).items()
-        if key in by_window
-    ]
-    floor = cfg.window_floor if cfg.window_floor is not None else -(cfg.noise_floor or 0.0)
-    if len(gains) < min_windows:
+    matched = [r for r in mine if r.key in by_window]
+    gains = [(value - by_window[key]) * sign for key, value in _per_key(matched, metric).items()]
+    one_per_window = list({r.key: r for r in matched}.values())
+    design = stats.window_design(_window_dates(one_per_window), len(gains))
+    if len(gains) < st.min_windows:
         return stat.model_copy(
             update={
                 "delta": (sum(gains) / len(gains) * sign) if gains else None,
                 "outcome": DIAGNOSTIC,
-                "threshold": floor,
-                "threshold_source": f"needs ≥ {min_windows} matched windows",
+                "threshold_source": f"needs ≥ {st.min_windows} matched windows",
                 "note": f"{len(gains)} matched window(s): diagnostic only, no adjudication",
             }
         )
-    dist = stats.sample(gains)
-    se = (dist.sd or 0.0) / max(n_eff, 1.0) ** 0.5
-    accepted = dist.mean > 0 and min(gains) >= floor
-    rejected = dist.mean < -sigma_k * se
-    return stat.model_copy(
-        update={
-            "delta": dist.mean * sign,
-            "se": se,
-            "sigma": dist.sd,
-            "sigma_source": "spread of window Δ",
-            "threshold": floor,
-            "window_min_delta": min(gains) * sign,
-            "threshold_source": f"bar: mean Δ > 0 and min Δ ≥ {floor:g} over {len(gains)} windows",
-            "outcome": IMPROVED if accepted else REGRESSED if rejected else NOISE,
-        }
+    found = stats.compare_windows(
+        gains,
+        design,
+        sign=sign,
+        bar=cfg.window_bar(),
+        sigma_k=st.sigma_k,
+        alpha=st.alpha,
+        power=st.power,
+        small_n=st.small_n,
     )
+    return _with(stat.model_copy(update={"n_eff": round(found.n_eff, 3)}), found)
 
 
 @dataclass(frozen=True)
@@ -235,6 +292,9 @@ class BaselineRow:
     latest_version: str | None
     latest_mean: float | None
     status: str
+    latest_parent: str | None = None
+    delta_vs_parent: float | None = None
+    delta_vs_best: float | None = None
 
 
 def baseline_rows(state: LedgerState) -> list[BaselineRow]:
@@ -254,9 +314,15 @@ def baseline_rows(state: LedgerState) -> list[BaselineRow]:
                 break
         status = "holds"
         latest_mean = None
+        vs_best: float | None = None
+        vs_parent: float | None = None
+        parent = state.version(latest.front.parent) if latest and latest.front.parent else None
+        if latest is not None and parent is not None and state.results_for(parent.id, gate):
+            vs_parent = compare(state, latest.id, gate, parent).delta
         if latest is not None and latest.id != best.id:
             comparison = compare(state, latest.id, gate, best)
             latest_mean = comparison.mean
+            vs_best = comparison.delta
             if comparison.outcome == REGRESSED:
                 status = (
                     f"REGRESSION: {latest.id} Δ={comparison.delta:+.4g} "
@@ -280,6 +346,9 @@ def baseline_rows(state: LedgerState) -> list[BaselineRow]:
                 latest_version=latest.id if latest else None,
                 latest_mean=latest_mean,
                 status=status,
+                latest_parent=parent.id if parent else None,
+                delta_vs_parent=vs_parent,
+                delta_vs_best=vs_best if latest is None or latest.id != best.id else 0.0,
             )
         )
     return rows

@@ -178,6 +178,12 @@ def register(
 )
 @click.option("--wall-time", type=float, default=None, help="Wall time of the run, in seconds.")
 @click.option("--replace", default=None, metavar="REASON", help="Replace an existing result.")
+@click.option(
+    "--remeasure",
+    default=None,
+    metavar="REASON",
+    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
+)
 @json_option
 @pass_ctx
 def record(
@@ -192,6 +198,7 @@ def record(
     conditions: tuple[str, ...],
     wall_time: float | None,
     replace: str | None,
+    remeasure: str | None,
     as_json: bool,
 ) -> int:
     """Ingest one results JSON as its own entry, with provenance."""
@@ -208,6 +215,7 @@ def record(
         conditions=command.parse_conditions(conditions),
         wall_time_s=wall_time,
         replace=replace,
+        remeasure=remeasure,
     )
     return command.run(obj.cwd, step_id, file, measurement, as_json)
 
@@ -215,9 +223,9 @@ def record(
 @cli.command()
 @click.argument("step_id")
 @click.option(
-    "--verdict", required=True, type=click.Choice(["confirmed", "refuted", "inconclusive"])
+    "--verdict", default=None, type=click.Choice(["confirmed", "refuted", "inconclusive"])
 )
-@click.option("--next", "next_text", required=True, help="What the loop does next.")
+@click.option("--next", "next_text", default=None, help="What the loop does next.")
 @click.option("--note", default=None, help="A note kept with the conclusion.")
 @click.option(
     "--override",
@@ -225,20 +233,34 @@ def record(
     metavar="REASON",
     help="Conclude against the statistics; recorded and shown forever.",
 )
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print, per gate, the verdicts the numbers allow; write nothing.",
+)
 @json_option
 @pass_ctx
 def conclude(
     obj: _Ctx,
     step_id: str,
-    verdict: str,
-    next_text: str,
+    verdict: str | None,
+    next_text: str | None,
     note: str | None,
     override: str | None,
+    dry_run: bool,
     as_json: bool,
 ) -> int:
     """Conclude a version: verdict, statistics, next steps, baseline update; one commit."""
     from ledger.commands import conclude as command
 
+    if dry_run:
+        return command.dry_run(obj.cwd, step_id, as_json)
+    if verdict is None or next_text is None:
+        from ledger.errors import BadInput
+
+        raise BadInput(
+            "--verdict and --next are required", "or --dry-run to see what the numbers allow"
+        )
     return command.run(
         obj.cwd,
         step_id,
@@ -401,12 +423,22 @@ def wait(obj: _Ctx, timeout: float | None, as_json: bool) -> int:
 @cli.command("fields-diff")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
+@click.option(
+    "--key",
+    default=None,
+    metavar="F1,F2,...",
+    help="Align arrays of records by these fields before comparing (e.g. cycle,symbol,side).",
+)
 @json_option
-def fields_diff(a: Path, b: Path, as_json: bool) -> int:
+def fields_diff(a: Path, b: Path, key: str | None, as_json: bool) -> int:
     """The first JSON field where two results files differ (floats also as IEEE-754 hex)."""
     from ledger.commands import run as command
+    from ledger.errors import BadInput
 
-    return command.fields_diff(a, b, as_json)
+    fields = tuple(f.strip() for f in key.split(",")) if key is not None else ()
+    if key is not None and not all(fields):
+        raise BadInput(f"--key {key!r} has an empty field name", "e.g. --key cycle,symbol,side")
+    return command.fields_diff(a, b, as_json, fields)
 
 
 @cli.group()

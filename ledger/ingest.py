@@ -33,6 +33,9 @@ class Measurement:
     conditions: tuple[tuple[str, str], ...] = ()
     wall_time_s: float | None = None
     replace: str | None = None
+    # A re-measurement of a concluded version: kept apart from the results the
+    # verdict stands on (it never changes it) and read by the reflection.
+    remeasure: str | None = None
 
 
 def result_path(dir_: str, m: Measurement, failed: bool = False) -> str:
@@ -56,6 +59,12 @@ def extract_metrics(config: LedgerConfig, gate: str, data: object, where: str) -
             raise BadInput(
                 f"{where}: metric '{name}' at {spec.path} is {value!r}, not a finite number"
             )
+        if abs(float(value)) > 1e150:
+            raise BadInput(
+                f"{where}: metric '{name}' at {spec.path} is {value!r}: its square overflows, so "
+                "no statistic can be computed on it",
+                "record the metric in a unit where it stays within ±1e150",
+            )
         metrics[name] = float(value)
     return metrics
 
@@ -68,10 +77,17 @@ def check_measurement(config: LedgerConfig, version: Version | None, m: Measurem
     check_safe(m.seed if m.seed is not None else str(m.window), "seed/window")
     if version is None:
         raise BadInput(f"no version {m.version!r} in {config.dir}/", "register it first")
-    if version.concluded:
+    if version.concluded and m.remeasure is None:
         raise Refused(
             f"{m.version} is concluded: a result recorded after its verdict could not have informed it",
-            "register a new version to measure again",
+            "register a new version, or --remeasure REASON (kept apart, never changes the verdict)",
+        )
+    if m.remeasure is not None and not m.remeasure.strip():
+        raise BadInput("--remeasure needs a reason", "e.g. --remeasure 'eval stability, seed 42'")
+    if m.remeasure is not None and not version.concluded:
+        raise BadInput(
+            f"{m.version} is still open: record its results normally",
+            "--remeasure is for a concluded version",
         )
     for key, _ in m.conditions:
         check_safe(key, "condition name")
@@ -115,6 +131,7 @@ def build_result(
             conditions=dict(m.conditions),
             wall_time_s=wall,
             replaced=m.replace if existing is not None else None,
+            remeasure=m.remeasure,
         ),
     )
     return path, dump_json(entry.model_dump(mode="json", exclude_none=True)).encode()

@@ -72,4 +72,18 @@ def next_action(state: LedgerState) -> NextAction:
     if cite:
         cmd += f" --cites {cite}"
     reason = "no version yet" if last is None else f"{last} is concluded"
+    refuted = state.versions[-1] if state.versions else None
+    if refuted is not None and refuted.verdict == "refuted" and refuted.front.matrix is None:
+        rid = refuted.id
+        revert = (
+            f"git revert --no-edit $(git log --format=%H --grep='^Ledger-Step: {rid}$' "
+            f"-- . ':(exclude){state.config.dir}')"
+        )
+        return NextAction(
+            "revert-or-build-on",
+            revert,
+            f"{rid} was refuted and its code is still on the branch: revert its code commits "
+            f"(this command, if not done yet), or build on it with a stated reason: {cmd} "
+            f"--parent {rid} (say in the bet why refuted code stays)",
+        )
     return NextAction("register", cmd, f"{reason}: pre-register the next bet before any code")

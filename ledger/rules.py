@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ledger.baseline import ESTABLISHES, IMPROVED, standing_baseline
+from ledger.baseline import compare, high_water_marks
 from ledger.campaign import Campaign, Candidate
 from ledger.state import LedgerState, Version
 
@@ -51,129 +51,229 @@ def since_reflection(state: LedgerState) -> list[Version]:
     ]
 
 
-def _improved_any(version: Version) -> bool:
-    """Did the version break (or, as the first, set) some gate's baseline?"""
-    conclusion = version.front.conclusion
-    if conclusion is None:
-        return False
-    if any(g.outcome == ESTABLISHES for g in conclusion.gates):
-        return True
-    return conclusion.verdict == "confirmed" and any(
-        g.outcome == IMPROVED for g in conclusion.gates
-    )
+@dataclass(frozen=True)
+class Unit:
+    """One bet as the triggers count it: a version, or a whole matrix (N cells, one bet)."""
+
+    id: str
+    gate: str
+    subsystem: str | None
+    versions: tuple[Version, ...]
+    noop_gates: tuple[str, ...]
+    parent: str | None
+
+
+def units(state: LedgerState) -> list[Unit]:
+    """Concluded bets in order; a concluded matrix counts once, at its winner if any."""
+    out: list[Unit] = []
+    seen: set[str] = set()
+    for version in state.versions:
+        if not version.concluded:
+            continue
+        mid = version.front.matrix
+        if mid is None:
+            out.append(
+                Unit(
+                    version.id,
+                    version.front.gate,
+                    version.front.subsystem,
+                    (version,),
+                    tuple(version.front.noop_gates),
+                    version.front.parent,
+                )
+            )
+            continue
+        if mid in seen:
+            continue
+        seen.add(mid)
+        cells = tuple(v for v in state.versions if v.front.matrix == mid and v.concluded)
+        winner = next((c for c in cells if c.verdict == "confirmed"), None)
+        gate = (winner or cells[0]).front.gate
+        out.append(Unit(mid, gate, None, cells, (), None))
+    return out
+
+
+def _marks(state: LedgerState) -> dict[str, set[str]]:
+    return {gate: set(high_water_marks(state, gate)) for gate in sorted(state.config.gates)}
+
+
+def _improved(unit: Unit, gate: str, marks: dict[str, set[str]]) -> bool:
+    """Did the bet move ``gate``'s standing best (beyond noise), or establish it?"""
+    return any(v.id in marks.get(gate, set()) for v in unit.versions)
+
+
+def _reflections_between(state: LedgerState, low: str | None, high: str) -> bool:
+    """Is a complete reflection written after ``low`` and before ``high``?"""
+    lo = state.version_key(low) if low else None
+    hi = state.version_key(high)
+    for r in state.reflections:
+        if not r.complete:
+            continue
+        key = state.version_key(r.front.after)
+        if (lo is None or key >= lo) and key < hi:
+            return True
+    return False
+
+
+def firings(state: LedgerState) -> list[tuple[str, Finding]]:
+    """Every (unit id, finding) at which a trigger fires, replaying the history in order."""
+    cfg = state.config.triggers
+    history = units(state)
+    marks = _marks(state)
+    fired: list[tuple[str, Finding]] = []
+    streaks: dict[str, list[Unit]] = {}
+    stagnant: list[Unit] = []
+    since_mark: dict[str, list[str]] = {g: [] for g in marks}
+    drift_fired: set[tuple[str, str]] = set()
+    best: dict[str, str] = {}
+    previous: Unit | None = None
+    for unit in history:
+        reflected = previous is not None and _reflections_between(state, previous.id, unit.id)
+        if reflected:
+            stagnant = []
+            # A reflection resets a gate's streak only if the next bet changes the gate
+            # or the subsystem; carrying on with the same bet continues the count.
+            for gate, streak in streaks.items():
+                if streak and (unit.gate != gate or unit.subsystem != streak[-1].subsystem):
+                    streaks[gate] = []
+        # 0. Goodhart tripwire: bets on a gate that did not improve it beyond noise,
+        # whatever their label, since the gate last improved.
+        if _improved(unit, unit.gate, marks):
+            streaks[unit.gate] = []
+        else:
+            streaks.setdefault(unit.gate, []).append(unit)
+            streak = streaks[unit.gate]
+            if len(streak) >= cfg.consecutive_refutations:
+                ids = [u.id for u in streak]
+                fired.append(
+                    (
+                        unit.id,
+                        Finding(
+                            GOODHART,
+                            f"{len(streak)} bets on gate '{unit.gate}' without improving it beyond "
+                            f"noise since it last improved: " + ", ".join(ids),
+                            "git ledger reflect",
+                            {"gate": unit.gate, "versions": ids},
+                        ),
+                    )
+                )
+        # 1. Stagnation: N bets in a row moved no gate's standing best.
+        moved = any(_improved(unit, g, marks) for g in marks)
+        stagnant = [] if moved else [*stagnant, unit]
+        if len(stagnant) >= cfg.stagnation_versions:
+            ids = [u.id for u in stagnant]
+            fired.append(
+                (
+                    unit.id,
+                    Finding(
+                        STAGNATION,
+                        f"{len(ids)} consecutive bets moved no gate's baseline beyond noise: "
+                        + ", ".join(ids),
+                        "git ledger reflect",
+                        {"versions": ids},
+                    ),
+                )
+            )
+        # 2. Eval-noise flag: a gate registered as unaffected moved against the parent.
+        for finding in _eval_noise(state, unit):
+            fired.append((unit.id, finding))
+        # 3. Subsystem patching loop: the gate static for K bets, the last K-1 one subsystem.
+        k = cfg.subsystem_k
+        streak = streaks.get(unit.gate, [])
+        window = streak[-k:]
+        subsystems = {u.subsystem for u in window[1:]}
+        if len(window) == k and len(subsystems) == 1 and None not in subsystems:
+            ids = [u.id for u in window]
+            fired.append(
+                (
+                    unit.id,
+                    Finding(
+                        SUBSYSTEM_LOOP,
+                        f"gate '{unit.gate}' static for {k} versions ({', '.join(ids)}) while the "
+                        f"last {k - 1} bets patch subsystem '{next(iter(subsystems))}'",
+                        "git ledger reflect",
+                        {"gate": unit.gate, "versions": ids, "subsystem": next(iter(subsystems))},
+                    ),
+                )
+            )
+        # 4. Drifted high-water: versions since a gate's best was set, whatever came between.
+        for gate, gate_marks in marks.items():
+            setter = next((v.id for v in unit.versions if v.id in gate_marks), None)
+            if setter is not None:
+                best[gate] = setter
+                since_mark[gate] = []
+                continue
+            if gate not in best:
+                continue
+            since_mark[gate].append(unit.id)
+            if len(since_mark[gate]) > cfg.drift_versions and (gate, best[gate]) not in drift_fired:
+                drift_fired.add((gate, best[gate]))
+                fired.append(
+                    (
+                        unit.id,
+                        Finding(
+                            DRIFT,
+                            f"gate '{gate}': the best ({best[gate]}) is {len(since_mark[gate])} "
+                            "versions old and unmatched",
+                            "git ledger reflect",
+                            {"gate": gate, "best": best[gate], "versions_since": since_mark[gate]},
+                        ),
+                    )
+                )
+        previous = unit
+    return fired
+
+
+def _eval_noise(state: LedgerState, unit: Unit) -> list[Finding]:
+    cfg = state.config.triggers
+    parent = state.version(unit.parent) if unit.parent else None
+    if parent is None or not unit.noop_gates:
+        return []
+    found = []
+    for gate in unit.noop_gates:
+        gate_cfg = state.config.gates.get(gate)
+        if gate_cfg is None:
+            continue
+        # Per gate where set: one tolerance cannot fit metrics of different scales.
+        tolerance = cfg.noop_tolerance
+        if gate_cfg.noop_tolerance is not None:
+            tolerance = gate_cfg.noop_tolerance
+        stat = compare(state, unit.id, gate, parent)
+        if stat.delta is not None and abs(stat.delta) > tolerance:
+            found.append(
+                Finding(
+                    EVAL_NOISE,
+                    f"{unit.id}: gate '{gate}' was registered as unaffected but moved by "
+                    f"{stat.delta:+.4g} against its parent {parent.id} (tolerance {tolerance:g})",
+                    "git ledger reflect",
+                    {"version": unit.id, "gate": gate, "delta": stat.delta, "parent": parent.id},
+                )
+            )
+    return found
 
 
 def triggers(state: LedgerState) -> list[Finding]:
-    """Which reflection triggers fire, with their evidence. Tripwire first."""
-    cfg = state.config.triggers
-    recent = since_reflection(state)
-    fired: list[Finding] = []
-
-    # 0. Goodhart tripwire: a streak of refutations on one gate.
-    streak: list[Version] = []
-    for version in recent:
-        if version.verdict == "refuted" and (
-            not streak or streak[-1].front.gate == version.front.gate
-        ):
-            streak.append(version)
-        elif version.verdict == "refuted":
-            streak = [version]
-        else:
-            streak = []
-        if len(streak) >= cfg.consecutive_refutations:
-            ids = [v.id for v in streak]
-            fired.append(
-                Finding(
-                    GOODHART,
-                    f"{len(streak)} consecutive refutations on gate '{version.front.gate}': "
-                    + ", ".join(ids),
-                    "git ledger reflect",
-                    {"gate": version.front.gate, "versions": ids},
-                )
-            )
-            break
-
-    # 1. Stagnation: N versions in a row broke no gate's baseline.
-    run: list[str] = []
-    for version in recent:
-        run = [] if _improved_any(version) else [*run, version.id]
-    if len(run) >= cfg.stagnation_versions:
-        fired.append(
-            Finding(
-                STAGNATION,
-                f"{len(run)} consecutive versions broke no gate's baseline: {', '.join(run)}",
-                "git ledger reflect",
-                {"versions": run},
-            )
-        )
-
-    # 2. Eval-noise flag: a gate registered as unaffected moved anyway.
-    for version in recent:
-        gates = version.front.conclusion.gates if version.front.conclusion else []
-        for stat in gates:
-            gate_cfg = state.config.gates.get(stat.gate)
-            # Per gate where set: one tolerance cannot fit metrics of different scales.
-            tolerance = cfg.noop_tolerance
-            if gate_cfg is not None and gate_cfg.noop_tolerance is not None:
-                tolerance = gate_cfg.noop_tolerance
-            if (
-                stat.gate in version.front.noop_gates
-                and stat.delta is not None
-                and (abs(stat.delta) > tolerance)
-            ):
-                fired.append(
-                    Finding(
-                        EVAL_NOISE,
-                        f"{version.id}: gate '{stat.gate}' was registered as unaffected but moved "
-                        f"by {stat.delta:+.4g} (tolerance {tolerance:g})",
-                        "git ledger reflect",
-                        {"version": version.id, "gate": stat.gate, "delta": stat.delta},
-                    )
-                )
-
-    # 3. Subsystem patching loop: the failing gate static while bets patch one subsystem.
-    k = cfg.subsystem_k
-    if len(recent) >= k:
-        window = recent[-k:]
-        gate = window[-1].front.gate
-        subsystems = {v.front.subsystem for v in window[1:]}
-        if (
-            all(v.front.gate == gate and not _improved_any(v) for v in window)
-            and len(subsystems) == 1
-            and None not in subsystems
-        ):
-            ids = [v.id for v in window]
-            fired.append(
-                Finding(
-                    SUBSYSTEM_LOOP,
-                    f"gate '{gate}' static for {k} versions ({', '.join(ids)}) while the last "
-                    f"{k - 1} bets patch subsystem '{subsystems.pop()}'",
-                    "git ledger reflect",
-                    {"gate": gate, "versions": ids},
-                )
-            )
-
-    # 4. Drifted high-water: a gate's best is old and still unmatched.
+    """Which reflection triggers are due: those that fired at a bet concluded after the
+    newest complete reflection. Tripwire first, one finding per rule and gate."""
     after = last_reflection(state)
-    for gate in sorted(state.config.gates):
-        best = standing_baseline(state, gate)
-        if best is None:
+    limit = state.version_key(after) if after else None
+    due: dict[tuple[str, object], Finding] = {}
+    for uid, finding in firings(state):
+        if limit is not None and state.version_key(uid) <= limit:
             continue
-        start = max(
-            state.version_key(best.id),
-            state.version_key(after) if after else state.version_key(best.id),
-        )
-        since = [v.id for v in state.versions if v.concluded and state.version_key(v.id) > start]
-        if len(since) > cfg.drift_versions:
-            fired.append(
-                Finding(
-                    DRIFT,
-                    f"gate '{gate}': the best ({best.id}) is {len(since)} versions old and unmatched",
-                    "git ledger reflect",
-                    {"gate": gate, "best": best.id, "versions_since": since},
-                )
-            )
-    return fired
+        due[(finding.rule, finding.evidence.get("gate"))] = finding
+    order = [GOODHART, STAGNATION, EVAL_NOISE, SUBSYSTEM_LOOP, DRIFT]
+    return sorted(due.values(), key=lambda f: order.index(f.rule))
+
+
+def exhausted_subsystems(state: LedgerState) -> dict[str, str]:
+    """Subsystems a complete reflection's audit declared exhausted -> that reflection."""
+    out: dict[str, str] = {}
+    for r in state.reflections:
+        if r.complete:
+            for name in r.front.exhausted:
+                out[name] = r.front.id
+    return out
 
 
 def reflection_pending(state: LedgerState) -> tuple[list[Finding], str | None]:

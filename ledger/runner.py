@@ -360,3 +360,28 @@ def execute(
             if notify:
                 notify("end", spec, outcome)
     return outcomes
+
+
+def determinism_path(dir_: str, vid: str, gate: str) -> str:
+    return f"{dir_}/determinism/{vid}-{gate}.json"
+
+
+def store_determinism(ctx: Context, vid: str, gate: str, report: dict[str, object]) -> str:
+    """Commit the DETERMINISM outcome (per seed: spread, first divergent field) with the
+    results it judged, so show and the reports can say it later."""
+    from ledger.model.documents import dump_json
+
+    path = determinism_path(ctx.dir, vid, gate)
+    verdict = "PASS" if report.get("pass") else "FAIL"
+    data = dump_json({"version": vid, "gate": gate, **report}).encode()
+
+    def build(snap: Snapshot) -> Transition:
+        return Transition(
+            kind="record",
+            step=vid,
+            subject=f"docs(ledger): {vid} determinism {gate} {verdict}",
+            writes={path: data},
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    return commit_id

@@ -113,14 +113,22 @@ class LedgerState:
     def concluded(self) -> list[Version]:
         return [v for v in self.versions if v.concluded]
 
-    def results_for(self, vid: str, gate: str, *, ok_only: bool = True) -> list[Result]:
+    def results_for(
+        self, vid: str, gate: str, *, ok_only: bool = True, remeasured: bool = False
+    ) -> list[Result]:
+        """Results a verdict stands on; ``remeasured``: only the later re-measurements."""
         if self._results_by_key is None:
             index: dict[tuple[str, str], list[Result]] = {}
             for r in self.results:
                 index.setdefault((r.data.version, r.data.gate), []).append(r)
             self._results_by_key = index
         found = self._results_by_key.get((vid, gate), [])
-        return [r for r in found if r.data.status == "ok" or not ok_only]
+        return [
+            r
+            for r in found
+            if (r.data.status == "ok" or not ok_only)
+            and (r.data.provenance.remeasure is not None) == remeasured
+        ]
 
     def reflection_for(self, vid: str) -> Reflection | None:
         return next((r for r in self.reflections if r.front.after == vid), None)
@@ -164,18 +172,40 @@ def cell_versions(path: str, matrix: MatrixFront) -> list[Version]:
     return out
 
 
-def reflection_missing(body: str) -> tuple[str, ...]:
-    """Required sections that are absent or hold only a placeholder."""
-    missing = []
+FILLER = re.compile(
+    r"^(n/?a|none|nothing|no|yes|ok(ay)?|fine|same|as above|see above|[-—–.?!*_]+|tbd|todo)\W*$",
+    re.I,
+)
+MIN_WORDS = 3
+
+
+def section_words(body: str) -> dict[str, int]:
+    """Words of real content per required section (-1: absent). Comments, the
+    ledger's pre-filled facts (quoted '>' lines), placeholders and filler
+    answers such as 'n/a', '-' or 'ok' count as none."""
+    out: dict[str, int] = {}
     for title in REFLECTION_SECTIONS:
         text = get_section(body, title)
         if text is None:
-            missing.append(title)
+            out[title] = -1
             continue
-        stripped = re.sub(r"<!--.*?-->", "", text, flags=re.S).strip()
-        if not stripped or PLACEHOLDER.fullmatch(stripped):
-            missing.append(title)
-    return tuple(missing)
+        text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+        own = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
+        stripped = own.strip()
+        if not stripped or PLACEHOLDER.fullmatch(stripped) or FILLER.fullmatch(stripped):
+            out[title] = 0
+            continue
+        out[title] = len(re.findall(r"\w+", stripped))
+    return out
+
+
+def reflection_missing(body: str, min_words: int = MIN_WORDS) -> tuple[str, ...]:
+    """Required sections that are absent or hold no real content."""
+    return missing_from(section_words(body), min_words)
+
+
+def missing_from(words: dict[str, int], min_words: int) -> tuple[str, ...]:
+    return tuple(t for t in REFLECTION_SECTIONS if words.get(t, -1) < max(min_words, 1))
 
 
 def classify(rel: str, prefix: str) -> str | None:
@@ -221,7 +251,11 @@ def parse_entry(kind: str, data: bytes, where: str) -> dict[str, Any]:
         return {"model": front, "hypothesis": hypothesis}
     if kind == "reflection":
         front = _validate(ReflectionFront, doc.front, where)
-        return {"model": front, "missing": list(reflection_missing(doc.body))}
+        return {
+            "model": front,
+            "missing": list(reflection_missing(doc.body)),
+            "words": section_words(doc.body),
+        }
     if kind == "matrix":
         return {"model": _validate(MatrixFront, doc.front, where)}
     if kind == "phase":
@@ -294,7 +328,13 @@ def load_state(
             state.results.append(Result(ResultFile.model_validate(model), path))
         elif kind == "reflection":
             state.reflections.append(
-                Reflection(ReflectionFront.model_validate(model), path, tuple(parsed["missing"]))
+                Reflection(
+                    ReflectionFront.model_validate(model),
+                    path,
+                    missing_from(parsed["words"], config.triggers.reflection_min_words)
+                    if "words" in parsed
+                    else tuple(parsed["missing"]),
+                )
             )
         elif kind == "matrix":
             state.matrices.append((path, MatrixFront.model_validate(model)))

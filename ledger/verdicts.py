@@ -83,8 +83,11 @@ def contradiction(verdict: str, target: GateStat, effect: float | None = None) -
     return None
 
 
-def summary(verdict: str, target: GateStat) -> str:
-    """One sentence with n, noise floor, threshold and why."""
+def summary(
+    verdict: str, target: GateStat, effect: float | None = None, override: str | None = None
+) -> str:
+    """One sentence with n, noise floor, threshold and why; an outcome that disagrees
+    with the label says why they stand side by side (the effect, or the override)."""
     if target.outcome == ESTABLISHES:
         return (
             f"'{target.gate}': n={target.n}, mean {target.mean:.4g}; the first concluded results "
@@ -103,5 +106,13 @@ def summary(verdict: str, target: GateStat) -> str:
         parts.append(f"σ={target.sigma:.4g} ({target.sigma_source})")
     if target.threshold is not None:
         parts.append(f"threshold {target.threshold:.4g} ({target.threshold_source})")
-    text = ", ".join(parts) + f" → {target.outcome}."
+    outcome = target.outcome
+    if verdict == "refuted" and outcome == IMPROVED:
+        if override:
+            outcome = f"improved beyond noise, yet refuted by override ({override})"
+        elif effect is not None:
+            outcome = f"beyond noise but short of the registered effect {abs(effect):.4g}: refuted"
+    elif verdict == "confirmed" and outcome != IMPROVED and override:
+        outcome = f"{outcome}, confirmed only by override ({override})"
+    text = ", ".join(parts) + f" → {outcome}."
     return text + (f" {target.note}." if target.note else "")

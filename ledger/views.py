@@ -31,6 +31,12 @@ def render_index(state: LedgerState) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _vs(delta: float | None, against: str | None) -> str:
+    from ledger.render.markdown import signed
+
+    return f"{signed(delta)} ({against})" if delta is not None and against else "—"
+
+
 def render_baseline(state: LedgerState) -> str:
     from ledger.baseline import baseline_rows
 
@@ -38,14 +44,16 @@ def render_baseline(state: LedgerState) -> str:
     if not rows:
         return "_No baseline yet: the first concluded version with results establishes it._\n"
     lines = [
-        "| gate | metric | best (version) | mean | n | σ | latest (version) | latest mean | status |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| gate | metric | best (version) | mean | n | σ | latest (version) | latest mean "
+        "| status | Δ vs parent | Δ vs best |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append(
             f"| {row.gate} | {row.metric} ({row.direction}) | {row.version} | {fmt(row.mean)} "
             f"| {row.n} | {fmt(row.sigma)} | {row.latest_version or '—'} | {fmt(row.latest_mean)} "
-            f"| {row.status} |"
+            f"| {row.status} | {_vs(row.delta_vs_parent, row.latest_parent)} "
+            f"| {_vs(row.delta_vs_best, row.version)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -155,6 +155,14 @@ def test_replicates_print_determinism_pass_and_fail(evalrepo: Repo) -> None:
     assert "DETERMINISM: FAIL" in failed.out
     assert "score spread" in failed.out and "first divergent field $.evals[0]" in failed.out
     assert "(0x1." in failed.out  # floats also as IEEE-754 hex
+    # Stored with the results, and shown by show.
+    stored = {d["gate"]: d for d in evalrepo.ok("show", "V1", "--json").json()["determinism"]}
+    assert stored["recent"]["pass"] is True and stored["noisy"]["pass"] is False
+    assert stored["noisy"]["seeds"][0]["first_divergence"].startswith("$.evals[0]")
+    assert "score" in stored["noisy"]["seeds"][0]["spread"]
+    assert "DETERMINISM (noisy): FAIL" in evalrepo.ok("show", "V1").out
+    report = evalrepo.ok("report", "--format", "md").out
+    assert "### DETERMINISM" in report and "**V1** `noisy`: FAIL" in report
 
 
 def test_fields_diff_names_the_first_divergent_field(tmp_path: Path) -> None:

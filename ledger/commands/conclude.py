@@ -10,12 +10,47 @@ from ledger.context import open_context
 from ledger.errors import BadInput, Refused
 from ledger.history import check_registration
 from ledger.model.documents import decode_text, parse_document, set_block
-from ledger.model.entries import VERDICTS, Conclusion
+from ledger.model.entries import VERDICTS, Conclusion, GateStat
 from ledger.model.ids import parse_version
 from ledger.render.markdown import conclusion_block, gate_table
 from ledger.state import Version
 from ledger.store import Snapshot, Transition
 from ledger.verdicts import contradiction, evidence, summary
+
+
+def allowed(target: GateStat, effect: float | None) -> dict[str, str | None]:
+    """Per verdict: None if the numbers allow it, else why not."""
+    return {v: contradiction(v, target, effect) for v in VERDICTS}
+
+
+def dry_run(cwd: Path, vid: str, as_json: bool) -> int:
+    """What the numbers allow, per gate, without writing anything."""
+    ctx = open_context(cwd)
+    state = ctx.state()
+    version = state.version(vid)
+    if version is None:
+        raise BadInput(f"no version {vid!r} in {ctx.dir}/", "see 'git ledger status'")
+    gates = evidence(state, vid)
+    target = gates[0]
+    verdicts = allowed(target, version.front.effect)
+    if as_json:
+        output.emit_json(
+            {
+                "id": vid,
+                "gate": target.gate,
+                "allowed": [v for v, why in verdicts.items() if why is None],
+                "refused": {v: why for v, why in verdicts.items() if why is not None},
+                "gates": [g.model_dump(mode="json", exclude_none=True) for g in gates],
+            }
+        )
+        return 0
+    output.say(f"{vid} (dry run, nothing written); targeted gate '{target.gate}':")
+    for v, why in verdicts.items():
+        output.say(f"  {v}: " + ("allowed" if why is None else f"contradicted: {why}"))
+    for g in gates:
+        role = "targeted" if g is target else "also measured"
+        output.say(f"  [{role}] {summary('inconclusive', g)}")
+    return 0
 
 
 def run(
@@ -64,7 +99,7 @@ def run(
             next=next_text.strip(),
             note=note,
             override=override if problem else None,
-            evidence=summary(verdict, target),
+            evidence=summary(verdict, target, version.front.effect, override if problem else None),
             gates=gates,
         )
         if override is not None and not problem:

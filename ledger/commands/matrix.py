@@ -122,6 +122,16 @@ def new(
             )
         )
 
+    for i, one in enumerate(parsed):
+        for other in parsed[i + 1 :]:
+            shared = sorted(set(one.files) & set(other.files))
+            if shared:
+                output.warn(
+                    f"cells {one.name} and {other.name} both touch {', '.join(shared)}: their "
+                    "effects are not independent (matrix cells should have disjoint files)"
+                )
+    rule = _rule_text(ctx, len(parsed))
+
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
         blockers = rules.registration_blockers(state, cites)
@@ -154,6 +164,10 @@ def new(
                 "",
             ]
         body += [
+            "## Adjusted threshold",
+            "",
+            f"A cell wins only beyond the threshold for {len(parsed)} cells: {rule}.",
+            "",
             "## Comparison",
             "",
             "<!-- ledger:begin comparison -->",
@@ -264,7 +278,16 @@ def comparison(
             "branch": cell.branch,
             "exists": tip is not None,
         }
-    adjusted = stats.adjusted_passes(zs, ctx.config.stats.alpha, ctx.config.stats.matrix_sigma)
+    st = ctx.config.stats
+    adjusted = stats.adjusted_passes(
+        zs,
+        st.alpha,
+        st.matrix_sigma,
+        sigma_k=st.sigma_k,
+        small_n=st.small_n,
+        dfs={name: table[name]["stat"].df for name in zs},
+        m=len(matrix.cells),
+    )
     for name, row in table.items():
         k, passed = adjusted.get(name, (None, False))
         stat = row["stat"]
@@ -293,10 +316,12 @@ def _table_md(mid: str, table: dict[str, dict[str, Any]], m: int, rule: str) -> 
 
 
 def _rule_text(ctx: Context, m: int) -> str:
-    k = stats.rule_sigma(m, ctx.config.stats.matrix_sigma)
-    base = f"Holm step-down over {m} cells at α={ctx.config.stats.alpha:g}"
-    return base + (
-        f", floored at {k:g}σ (documented default: 2.5σ for 3 cells, 3σ for 5)" if k else ""
+    st = ctx.config.stats
+    k = max(stats.rule_sigma(m, st.matrix_sigma) or 0.0, st.sigma_k)
+    return (
+        f"Holm step-down over {m} cells at α={st.alpha:g} (Student-t at the cells' df when n "
+        f"is small), floored at {k:g}σ: never below the documented rule (2.5σ for 3 cells, "
+        f"3σ for 5 and beyond) nor a single version's {st.sigma_k:g}σ"
     )
 
 
@@ -523,11 +548,38 @@ def conclude(
         )
 
     commit_id, _ = ctx.store.transact(build)
+    passing = [name for name, row in table.items() if row["pass"]]
+    suggestion = _stacking(mid, passing, table)
     if as_json:
-        output.emit_json({"id": mid, "commit": commit_id, "winner": winner, "verdicts": verdicts})
+        output.emit_json(
+            {
+                "id": mid,
+                "commit": commit_id,
+                "winner": winner,
+                "verdicts": verdicts,
+                "passing": passing,
+                "suggestion": suggestion,
+            }
+        )
     else:
         output.say(f"concluded matrix {mid}: winner {winner or 'none'} ({commit_id[:10]})")
+        if suggestion:
+            output.say(f"  {suggestion}")
     return 0
+
+
+def _stacking(mid: str, passing: list[str], table: dict[str, dict[str, Any]]) -> str | None:
+    """Several passing cells: one merged; the next version stacks the strongest pair or runs
+    them as a 2×2 interaction matrix, never silently merging a second one."""
+    if len(passing) < 2:
+        return None
+    ranked = sorted(passing, key=lambda n: -(table[n]["z"] or 0.0))
+    a, b = ranked[0], ranked[1]
+    return (
+        f"{len(passing)} cells pass ({', '.join(ranked)}): only one merges. Next, stack the "
+        f"strongest pair ({mid}.{a} + {mid}.{b}) as one version, or run them as a 2×2 "
+        f"interaction matrix ({mid}.{a}{b}: neither, {a}, {b}, both)"
+    )
 
 
 def clean(cwd: Path, mid: str, as_json: bool) -> int:

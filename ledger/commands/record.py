@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ledger import gitcli, output
@@ -38,11 +39,17 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
 
     def build(snap: Snapshot) -> Transition:
         version = load_version(ctx.config, snap, vid)  # only what this transition touches
-        existing = snap.read(result_path(ctx.dir, measurement))
+        m = measurement
+        if m.remeasure is not None:  # its own file: never one the verdict read
+            replicate = 1000
+            while snap.read(result_path(ctx.dir, replace(m, replicate=replicate))) is not None:
+                replicate += 1
+            m = replace(m, replicate=replicate)
+        existing = snap.read(result_path(ctx.dir, m))
         path, data = build_result(
             ctx.config,
             version,
-            measurement,
+            m,
             raw,
             file.name,
             code_commit=snap.commit_id,
@@ -58,11 +65,12 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
             (("Ledger-Replace", measurement.replace),)
             if existing is not None and measurement.replace
             else ()
-        )
+        ) + ((("Ledger-Remeasure", m.remeasure),) if m.remeasure else ())
         return Transition(
             kind="record",
             step=vid,
-            subject=f"docs(ledger): {vid} result {measurement.gate} {key}",
+            subject=f"docs(ledger): {vid} {'re-measurement' if m.remeasure else 'result'} "
+            f"{measurement.gate} {key}",
             writes={path: data},
             trailers=trailers,
         )

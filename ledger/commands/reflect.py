@@ -11,7 +11,7 @@ from ledger.model.documents import Document
 from ledger.model.entries import ReflectionFront
 from ledger.model.ids import parse_version
 from ledger.resources import read_resource, render
-from ledger.state import parse_entry
+from ledger.state import LedgerState, parse_entry
 from ledger.store import Snapshot, Transition, write_atomic
 
 
@@ -70,6 +70,7 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         id=rid,
         after=after,
         triggers=", ".join(fired) or "none",
+        **prefill(state),
     )
     write_atomic(path, Document(front=front.model_dump(mode="json"), body=body).render().encode())
     if as_json:
@@ -82,12 +83,104 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
     return 0
 
 
+def _quote(lines: list[str]) -> str:
+    return "\n".join(f"> {line}" for line in lines) if lines else "> (nothing on record)"
+
+
+def prefill(state: LedgerState) -> dict[str, str]:
+    """What the ledger knows for each section, quoted (it does not count as an answer)."""
+    from ledger.baseline import standing_baseline
+    from ledger.render.markdown import fmt, signed
+
+    fired = rules.triggers(state)
+    bets = rules.units(state)
+    recent = bets[-10:]
+    remeasured = []
+    for r in state.results:
+        if r.data.provenance.remeasure is None:
+            continue
+        gate_cfg = state.config.gates.get(r.data.gate)
+        if gate_cfg is None or gate_cfg.metric not in r.data.metrics:
+            continue
+        value = r.data.metrics[gate_cfg.metric]
+        original = [
+            o.data.metrics.get(gate_cfg.metric)
+            for o in state.results_for(r.data.version, r.data.gate)
+            if o.key == r.key
+        ]
+        was = next((x for x in original if x is not None), None)
+        delta = (
+            f", Δ {signed(value - was)} against the recorded {fmt(was)}" if was is not None else ""
+        )
+        remeasured.append(
+            f"{r.data.version} `{r.data.gate}` {r.key}: re-measured {fmt(value)}{delta} "
+            f"({r.data.provenance.remeasure})"
+        )
+    noise = [f.message for f in fired if f.rule == rules.EVAL_NOISE]
+    variance = []
+    for gate, cfg in sorted(state.config.gates.items()):
+        best = standing_baseline(state, gate)
+        if best is None:
+            continue
+        stat = next(
+            (
+                g
+                for v in reversed(state.versions)
+                if v.front.conclusion
+                for g in v.front.conclusion.gates
+                if g.gate == gate and g.sigma is not None
+            ),
+            None,
+        )
+        line = f"`{gate}`: best {best.id}"
+        if stat is not None:
+            line += (
+                f"; latest σ {fmt(stat.sigma)} ({stat.sigma_source}), n_eff {stat.n_eff:g}, "
+                f"threshold {fmt(stat.threshold)}, MDE {fmt(stat.mde)}"
+            )
+        elif cfg.noise_floor is not None:
+            line += f"; only the configured noise_floor {cfg.noise_floor:g}"
+        variance.append(line)
+    subsystems = [
+        f"{u.id}: gate `{u.gate}`, subsystem {u.subsystem or '(none declared)'}, "
+        f"{'; '.join(v.verdict or 'open' for v in u.versions)}"
+        for u in recent
+    ]
+    revert = []
+    for gate in sorted(state.config.gates):
+        best = standing_baseline(state, gate)
+        if best is None:
+            continue
+        since = [u.id for u in bets if state.version_key(u.id) > state.version_key(best.id)]
+        revert.append(
+            f"`{gate}`: high-water {best.id}; {len(since)} bet(s) since"
+            + (f" ({', '.join(since[-6:])})" if since else "")
+        )
+    targeted = {u.gate for u in recent}
+    untouched = [
+        f"gate `{g}` was not targeted in the last {len(recent)} bets"
+        for g in sorted(state.config.gates)
+        if g not in targeted
+    ]
+    return {
+        "eval_stability": _quote(remeasured + noise),
+        "variance": _quote(variance),
+        "subsystems": _quote(subsystems),
+        "revert": _quote(revert),
+        "untouched": _quote(untouched),
+        "observability": _quote([f"[{f.rule}] {f.message}" for f in fired]),
+    }
+
+
 def _commit(ctx: Context, rid: str, rel: str, path: Path, as_json: bool) -> int:
     if not path.is_file():
         after = rid.removeprefix("REFLECTION_")
         raise BadInput(f"{rel} does not exist", f"write it first: git ledger reflect {after}")
     data = path.read_bytes()
-    missing = parse_entry("reflection", data, rel)["missing"]
+    from ledger.state import missing_from
+
+    words = parse_entry("reflection", data, rel)["words"]
+    missing = missing_from(words, ctx.config.triggers.reflection_min_words)
     if missing:
         raise Refused(
             f"[reflection-incomplete] {rel} has empty sections: {', '.join(missing)}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 from ledger import output, rules, stats
@@ -61,6 +62,21 @@ def check_requested(ctx: Context, requested: str) -> None:
         raise
 
 
+def default_parent(state: LedgerState) -> str:
+    """The newest version; after a matrix, its winning cell (or, with none, the version the
+    matrix was measured against), never merely the last cell concluded."""
+    last = state.versions[-1]
+    mid = last.front.matrix
+    if mid is None:
+        return last.id
+    found = state.matrix(mid)
+    matrix = found[1] if found else None
+    if matrix is not None and matrix.winner:
+        return f"{mid}.{matrix.winner}"
+    earlier = [v for v in state.versions if v.front.matrix is None]
+    return earlier[-1].id if earlier else last.id
+
+
 def choose_id(
     state: LedgerState, requested: str | None, parent: str | None
 ) -> tuple[str, str | None]:
@@ -74,7 +90,10 @@ def choose_id(
                 f"--parent {parent} is not a version in this ledger", "see 'git ledger status'"
             )
     elif state.versions:
-        parent = state.versions[-1].id
+        parent = default_parent(state)
+        newest = parse_version(state.versions[-1].id, prefix)
+        if requested is None and newest.number > parse_version(parent, prefix).number:
+            return str(VersionId(prefix, newest.number + 1)), parent
     if requested is not None:
         vid = parse_version(requested, prefix)
         if vid.cell:
@@ -94,18 +113,46 @@ def choose_id(
     return str(candidate), parent
 
 
-def mde_for(state: LedgerState, gate: str) -> tuple[float, int, float] | None:
-    """(MDE, n, σ) for ``gate`` at the n the loop has been measuring with."""
+def mde_for(state: LedgerState, gate: str) -> tuple[float, float, float] | None:
+    """(MDE, n_eff, σ) for ``gate`` at the n the loop has been measuring with.
+
+    Where the newest concluded comparison on the gate was paired (shared seeds or
+    windows), its σ of the differences and its effective n predict the next one;
+    otherwise the standing best's spread, unpaired, at its effective n.
+    """
     cfg = state.config.gates[gate]
+    st = state.config.stats
+    for version in reversed(state.versions):
+        conclusion = version.front.conclusion
+        stat = next((g for g in conclusion.gates if g.gate == gate), None) if conclusion else None
+        if stat is not None and stat.pairing in ("paired", "walk-forward") and stat.sigma:
+            n_eff = max(stat.n_eff, 1.0)
+            return (
+                stats.mde(stat.sigma, n_eff, st.alpha, st.power, st.small_n, sigma_k=st.sigma_k),
+                n_eff,
+                stat.sigma,
+            )
     best = standing_baseline(state, gate)
-    values = [r.data.metrics[cfg.metric] for r in state.results_for(best.id, gate)] if best else []
+    found = [r for r in state.results_for(best.id, gate)] if best else []
+    values = [r.data.metrics[cfg.metric] for r in found if cfg.metric in r.data.metrics]
     sample = stats.sample(values) if values else None
     sigma = sample.sd if sample is not None and sample.sd is not None else cfg.noise_floor
     if sigma is None:
         return None
-    n = sample.n if sample is not None else 1
-    st = state.config.stats
-    return stats.mde(sigma, n, st.alpha, st.power, st.small_n), n, sigma
+    n_eff = float(sample.n) if sample is not None else 1.0
+    if cfg.mode == "walk-forward" and found:
+        spans = [
+            (date.fromisoformat(r.data.window_start), date.fromisoformat(r.data.window_end))
+            for r in found
+            if r.data.window_start and r.data.window_end
+        ]
+        if len(spans) == len(found):
+            n_eff = stats.effective_n(spans)
+    return (
+        stats.mde(sigma, n_eff, st.alpha, st.power, st.small_n, sigma_k=st.sigma_k, paired=False),
+        n_eff,
+        sigma,
+    )
 
 
 def version_document(state: LedgerState, snap: Snapshot, front: VersionFront) -> str:
@@ -184,7 +231,7 @@ def run(
             if found is not None and abs(effect) < found[0]:
                 message = (
                     f"[below-mde] --effect {effect:g} is below the minimum detectable effect "
-                    f"{found[0]:.4g} on gate '{gate}' (σ={found[2]:.4g}, n={found[1]}): "
+                    f"{found[0]:.4g} on gate '{gate}' (σ={found[2]:.4g}, n_eff={found[1]:.3g}): "
                     "structurally unfalsifiable"
                 )
                 if force is None:
@@ -192,6 +239,14 @@ def run(
                         message, "bet on a bigger effect, measure more seeds, or --force REASON"
                     )
                 forced = force
+        dead = rules.exhausted_subsystems(state).get(subsystem or "")
+        if dead is not None:
+            if force is None:
+                raise Refused(
+                    f"[exhausted-subsystem] {dead} declared subsystem '{subsystem}' exhausted",
+                    "bet outside it (see the reflection's untouched dimensions), or --force REASON",
+                )
+            forced = force
         front = VersionFront(
             id=vid,
             parent=parent_id,

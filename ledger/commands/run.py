@@ -68,6 +68,7 @@ def run(
             lambda data: _mapped(ctx, gate, data),
             frozenset(ctx.config.run.volatile_fields),
         )
+        runner.store_determinism(ctx, vid, gate, determinism)
     failed = [o for o in outcomes if o.failed]
     if as_json:
         output.emit_json(
@@ -285,13 +286,13 @@ def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
     return 0
 
 
-def fields_diff(a: Path, b: Path, as_json: bool) -> int:
+def fields_diff(a: Path, b: Path, as_json: bool, key: tuple[str, ...] = ()) -> int:
     datas = []
     for path in (a, b):
         if not path.is_file():
             raise BadInput(f"no such file: {path}")
         datas.append(load_json(path.read_bytes(), str(path), max_bytes=64 << 20))
-    found = first_divergence(datas[0], datas[1])
+    found = first_divergence(datas[0], datas[1], key=key)
     if as_json:
         output.emit_json(
             {

@@ -11,6 +11,7 @@ from ledger.errors import BadInput
 from ledger.model.ids import check_safe
 from ledger.render.markdown import fmt
 from ledger.state import LedgerState, load_state
+from ledger.store import Snapshot
 from ledger.verdicts import evidence
 
 
@@ -69,6 +70,7 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
             )
         return 0
     data = version_data(state, vid)
+    data["determinism"] = _determinism(ctx.store.snapshot(), state, vid)
     if as_json:
         output.emit_json(data)
         return 0
@@ -96,6 +98,32 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
     output.table(
         "evidence", ("gate", "n", "mean", "baseline", "Δ", "SE", "threshold", "outcome"), rows
     )
+    for item in data["determinism"]:
+        seeds = "; ".join(
+            f"seed {s['seed']} {'PASS' if s['pass'] else 'FAIL'}"
+            + (f" (first divergent field {s['first_divergence']})" if s["first_divergence"] else "")
+            for s in item.get("seeds", [])
+        )
+        output.say(
+            f"  DETERMINISM ({item.get('gate')}): {'PASS' if item.get('pass') else 'FAIL'}: {seeds}"
+        )
     if data["conclusion"]:
         output.say(f"  next: {data['conclusion']['next']}")
     return 0
+
+
+def _determinism(snap: Snapshot, state: LedgerState, vid: str) -> list[dict[str, Any]]:
+    """The stored DETERMINISM outcomes of ``vid`` (one per gate run with replicates)."""
+    import json
+
+    prefix = f"{state.config.dir}/determinism/{vid}-"
+    out = []
+    for path in sorted(p for p in state.files if p.startswith(prefix) and p.endswith(".json")):
+        raw = snap.read(path)
+        try:
+            item = json.loads(raw or b"")
+        except ValueError:
+            continue
+        if isinstance(item, dict) and item.get("version") == vid:
+            out.append(item)
+    return out

@@ -53,6 +53,9 @@ class GateConfig(_Table):
     window_floor: float | None = None
     command: list[str] | None = None
     noop_tolerance: float | None = Field(default=None, ge=0)
+    # Walk-forward acceptance bar on the per-window Δ (any of mean, p25, min).
+    # Unset: mean Δ > 0 and min Δ ≥ window_floor (or -noise_floor).
+    bar: dict[Literal["mean", "p25", "min"], float] | None = None
     metrics: dict[str, MetricSpec]
 
     @field_validator("metrics", mode="before")
@@ -82,6 +85,12 @@ class GateConfig(_Table):
         if spec is not None and spec.unit:
             return spec.unit
         return self.unit if metric == self.metric else ""
+
+    def window_bar(self) -> dict[str, float]:
+        if self.bar is not None:
+            return {str(k): v for k, v in self.bar.items()}
+        floor = self.window_floor if self.window_floor is not None else -(self.noise_floor or 0.0)
+        return {"mean": 0.0, "min": floor}
 
 
 class LedgerTable(_Table):
@@ -117,7 +126,16 @@ class StatsTable(_Table):
     power: float = Field(default=0.8, gt=0, lt=1)
     min_windows: int = Field(default=5, ge=1)
     small_n: int = Field(default=30, ge=2)
+    pairing: Literal["auto", "off"] = "auto"
     matrix_sigma: dict[str, float] = Field(default_factory=lambda: {"3": 2.5, "5": 3.0})
+
+    @field_validator("matrix_sigma")
+    @classmethod
+    def _cell_counts(cls, value: dict[str, float]) -> dict[str, float]:
+        for count, k in value.items():
+            if not count.isdigit() or int(count) < 1 or k <= 0:
+                raise ValueError('keys are cell counts, values σ multiples, e.g. {"3" = 2.5}')
+        return value
 
 
 class TriggersTable(_Table):
@@ -126,6 +144,9 @@ class TriggersTable(_Table):
     subsystem_k: int = Field(default=3, ge=2)
     drift_versions: int = Field(default=5, ge=1)
     noop_tolerance: float = Field(default=500.0, ge=0)
+    # A reflection section counts as filled only with at least this many words of
+    # its own (placeholders, "n/a", "-", "ok" and the pre-filled facts do not count).
+    reflection_min_words: int = Field(default=3, ge=1)
 
 
 class HooksTable(_Table):

@@ -76,6 +76,11 @@ class GateStat(_Entry):
     comparable: bool = True
     note: str = ""
     window_min_delta: float | None = None
+    pairing: str = ""
+    df: float | None = None
+    critical_k: float | None = None
+    mde: float | None = None
+    bar: str = ""
 
 
 class Conclusion(_Entry):
@@ -122,6 +127,8 @@ class ReflectionFront(_Entry):
     kind: Literal["reflection"] = "reflection"
     after: str
     triggers: list[str] = Field(default_factory=list)
+    # Subsystems the audit names as dead ends: betting on one again needs --force REASON.
+    exhausted: list[str] = Field(default_factory=list)
 
 
 class PhaseFront(_Entry):
@@ -186,6 +193,7 @@ class Provenance(_Entry):
     conditions: dict[str, str] = Field(default_factory=dict)
     wall_time_s: float | None = None
     replaced: str | None = None
+    remeasure: str | None = None
 
 
 def result_stem(seed: str | None, window: str | None, replicate: int | None, failed: bool) -> str:

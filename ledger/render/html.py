@@ -85,6 +85,8 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
                 _e(b["n"]),
                 _e(fmt(b["sigma"])),
                 _e(b["latest_version"] or "—"),
+                _e(fmt(b["delta_vs_parent"])),
+                _e(fmt(b["delta_vs_best"])),
                 _e(b["status"]),
                 _e(b["change"] or "—"),
             ]
@@ -93,7 +95,19 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
         sections.append(
             '<section id="baseline"><h2>Standing baseline</h2>'
             + _table(
-                ["gate", "metric", "best", "mean", "n", "σ", "latest", "status", "change"],
+                [
+                    "gate",
+                    "metric",
+                    "best",
+                    "mean",
+                    "n",
+                    "σ",
+                    "latest",
+                    "Δ vs parent",
+                    "Δ vs best",
+                    "status",
+                    "change",
+                ],
                 rows,
                 {3, 4, 5},
             )

@@ -24,6 +24,23 @@ def _cell(text: object) -> str:
     return str("" if text is None else text).replace("|", "\\|").replace("\n", " ")
 
 
+def _determinism(ctx: Context, state: LedgerState, ids: set[str]) -> list[dict[str, Any]]:
+    """The stored DETERMINISM outcomes of the versions in the report."""
+    import json
+
+    prefix = f"{ctx.dir}/determinism/"
+    snap = ctx.store.snapshot()
+    out = []
+    for path in sorted(p for p in state.files if p.startswith(prefix) and p.endswith(".json")):
+        try:
+            item = json.loads(snap.read(path) or b"")
+        except ValueError:
+            continue
+        if isinstance(item, dict) and item.get("version") in ids and "gate" in item:
+            out.append(item)
+    return out
+
+
 def gather(ctx: Context, since: str | None) -> dict[str, Any]:
     state = ctx.state()
     limit = state.version_key(since) if since else None
@@ -75,6 +92,7 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
         "baseline": baseline,
         "triggers": [{"rule": f.rule, "message": f.message} for f in rules.triggers(state)],
         "overrides": [{"id": v["id"], "reason": v["override"]} for v in versions if v["override"]],
+        "determinism": _determinism(ctx, state, {str(v["id"]) for v in versions}),
         "reflections": [
             {"id": r.front.id, "after": r.front.after, "complete": r.complete}
             for r in state.reflections
@@ -169,7 +187,19 @@ def markdown(data: dict[str, Any]) -> str:
             "### Standing baseline",
             "",
             table(
-                ["gate", "metric", "best", "mean", "n", "σ", "latest", "status", "change"],
+                [
+                    "gate",
+                    "metric",
+                    "best",
+                    "mean",
+                    "n",
+                    "σ",
+                    "latest",
+                    "Δ vs parent",
+                    "Δ vs best",
+                    "status",
+                    "change",
+                ],
                 [
                     [
                         b["gate"],
@@ -179,6 +209,8 @@ def markdown(data: dict[str, Any]) -> str:
                         b["n"],
                         fmt(b["sigma"]),
                         b["latest_version"] or "—",
+                        fmt(b["delta_vs_parent"]),
+                        fmt(b["delta_vs_best"]),
                         b["status"],
                         b["change"] or "—",
                     ]
@@ -190,6 +222,20 @@ def markdown(data: dict[str, Any]) -> str:
         parts += (
             ["### Triggers firing", ""]
             + [f"- **{t['rule']}**: {t['message']}" for t in data["triggers"]]
+            + [""]
+        )
+    if data.get("determinism"):
+        parts += (
+            ["### DETERMINISM", ""]
+            + [
+                f"- **{d['version']}** `{d['gate']}`: {'PASS' if d['pass'] else 'FAIL'}"
+                + "".join(
+                    f"; seed {s['seed']}: first divergent field {s['first_divergence']}"
+                    for s in d.get("seeds", [])
+                    if s.get("first_divergence")
+                )
+                for d in data["determinism"]
+            ]
             + [""]
         )
     if data["overrides"]:
