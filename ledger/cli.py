@@ -770,7 +770,11 @@ def gate() -> None:
 @click.option("--mono", required=True, help="true|false")
 @click.option("--endpoint", required=True, help="true|false")
 @click.option("--topic", default=None, help="The topic's id (default: the next number).")
-@click.option("--record", is_flag=True, help="Record the result for the open batch (a commit).")
+@click.option(
+    "--record/--no-record",
+    default=None,
+    help="Record the result for the open batch (a commit); the default when --topic is given.",
+)
 @json_option
 @pass_ctx
 def gate_topic(
@@ -779,13 +783,17 @@ def gate_topic(
     mono: str,
     endpoint: str,
     topic: str | None,
-    record: bool,
+    record: bool | None,
     as_json: bool,
 ) -> int:
-    """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints."""
+    """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints.
+
+    Naming the topic records its result, so the loop knows which topics are done.
+    """
     from ledger.commands import batches as command
 
-    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, topic, record, as_json)
+    chosen = record if record is not None else topic is not None
+    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, topic, chosen, as_json)
 
 
 @gate.command("batch")
