@@ -16,6 +16,7 @@ import json
 import random
 import re
 import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +115,14 @@ class Walk:
             self.edit(command.split()[1])
             return
         words = shlex.split(command)
+        if words[:2] == ["git", "revert"]:
+            # After a refutation `next` offers reverting the version's code: a plain
+            # git command with a substitution, run as a user pastes it into a shell.
+            done = subprocess.run(
+                ["sh", "-c", command], cwd=self.repo, capture_output=True, text=True, check=False
+            )
+            assert done.returncode == 0, f"step {self.steps}: {command}: {done.stderr}"
+            return
         assert words[:2] == ["git", "ledger"], command
         args = self.fill(words[2:], action)
         self.run(*args)

@@ -224,7 +224,7 @@ def _matrix(loop: Loop, mid: str, cells: dict[str, float], winner: str | None) -
                 bet=f"cell {n}",
                 gate="recent",
                 falsifier="f",
-                branch=f"b{n}",
+                branch=f"ledger/{mid}.{n}-{n.lower()}",
             )
             for n in cells
         ],
