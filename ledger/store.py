@@ -32,6 +32,7 @@ from typing import TypeVar
 
 import pygit2
 
+from ledger import gitcli
 from ledger.errors import BadInput, LedgerError, Refused
 
 TRAILER_TRANSITION = "Ledger-Transition"
@@ -274,15 +275,26 @@ class Store:
         return Snapshot(self.repo, commit_id, commit.tree)
 
     def index_snapshot(self) -> Snapshot:
-        """The tree the index would commit (honours GIT_INDEX_FILE, as hooks must)."""
+        """The tree the index would commit (honours GIT_INDEX_FILE, as hooks must).
+
+        libgit2 reads neither a split index (its ``link`` extension is mandatory)
+        nor a sparse index (directory entries, ``sdir``): those ask git.
+        """
         path = os.environ.get("GIT_INDEX_FILE")
-        if path:
-            index = pygit2.Index(str(Path(path).resolve()))
-            tree_id = index.write_tree(self.repo)
-        else:
-            index = self.repo.index
-            index.read(force=True)
-            tree_id = index.write_tree()
+        index_file = Path(path).resolve() if path else self.git_dir / "index"
+        try:
+            if b"sdir\0\0\0\0" in index_file.read_bytes():
+                raise pygit2.GitError("a sparse index")
+            if path:
+                tree_id = str(pygit2.Index(str(index_file)).write_tree(self.repo))
+            else:
+                index = self.repo.index
+                index.read(force=True)
+                tree_id = str(index.write_tree())
+        except FileNotFoundError:
+            tree_id = str(self.repo.TreeBuilder().write())
+        except pygit2.GitError:
+            tree_id = gitcli.write_tree(self.require_workdir())
         return Snapshot(self.repo, None, _get(self.repo, tree_id, pygit2.Tree))
 
     def merged_snapshot(self, theirs: str, ours: str | None = None) -> Snapshot:
@@ -349,21 +361,6 @@ class Store:
 
     def hash_file(self, path: Path) -> str:
         return str(pygit2.hashfile(str(path)))
-
-    def index_blob_ids(
-        self, paths: list[str], index: pygit2.Index | None = None
-    ) -> dict[str, str | None]:
-        """Blob ids staged in the index for ``paths`` (None where absent)."""
-        if index is None:
-            index = self.repo.index
-            index.read(force=True)
-        out: dict[str, str | None] = {}
-        for path in paths:
-            try:
-                out[path] = str(index[path].id)
-            except KeyError:
-                out[path] = None
-        return out
 
     # --- writing ------------------------------------------------------------
 
@@ -447,41 +444,88 @@ class Store:
                 builder.insert(name, pygit2.Oid(hex=sub_id), pygit2.enums.FileMode.TREE)
         return str(builder.write())
 
+    def worktree_blob(self, path: str, expected: tuple[str | None, ...] = ()) -> str | None:
+        """The blob id git would stage for the work-tree file ``path`` (None: no file).
+
+        Raw bytes that hash to an ``expected`` id answer at once; anything else is
+        asked of git, through the clean filters (``core.autocrlf``, ``eol``,
+        ``filter`` attributes), so a CRLF checkout of an LF blob is unchanged.
+        """
+        full = self.require_workdir() / path
+        if not full.is_file():
+            return None
+        raw = self.hash_file(full)
+        if raw in expected:
+            return raw
+        return gitcli.hash_path(self.require_workdir(), path)
+
+    def worktree_content(self, path: str) -> bytes:
+        """The bytes git would commit for the work-tree file ``path`` (clean filters applied)."""
+        full = self.require_workdir() / path
+        data = full.read_bytes()
+        if self.repo.get(self.hash_bytes(data)) is not None:
+            # Already a blob in the store (the common case: what was committed),
+            # which git's clean filters would give back unchanged.
+            return data
+        blob_id = gitcli.hash_path(self.require_workdir(), path, write=True)
+        return _get(self.repo, blob_id, pygit2.Blob).data
+
     def _check_worktree(
-        self, snap: Snapshot, writes: dict[str, bytes | None], index: pygit2.Index
-    ) -> None:
-        """Refuse to overwrite anything the user has not committed at the paths we write."""
-        if self.workdir is None:
-            return
-        staged = self.index_blob_ids(list(writes), index)
+        self, snap: Snapshot, writes: dict[str, bytes | None], *, refuse: bool = True
+    ) -> list[str]:
+        """Refuse to overwrite anything the user has not committed at the paths we write.
+
+        Returns the work-tree files that already hold what we write but are not
+        staged as such (an entry written before a crash, then autosaved): git
+        would not overwrite them, so they are removed for git to write them anew.
+        ``refuse=False`` (doctor's autosave) only finds those.
+        """
+        workdir = self.require_workdir()
+        staged = gitcli.index_entries(workdir, list(writes))
+        already: list[str] = []
         for path, data in writes.items():
             committed = snap.blob_id(path)
             new = self.hash_bytes(data) if data is not None else None
-            if staged[path] not in (committed, new):
+            blob, skip = staged.get(path, (None, False))
+            if not refuse:
+                if (
+                    not skip
+                    and new is not None
+                    and blob != new
+                    and self.worktree_blob(path, (new,)) == new
+                ):
+                    already.append(path)
+                continue
+            if blob not in (committed, new):
                 raise Refused(
                     f"{path} has staged changes that this transition would overwrite",
                     f"commit or unstage them first: git restore --staged {path}",
                 )
-            full = self.workdir / path
+            if skip:
+                continue  # outside the sparse checkout: no file of the user's to protect
+            full = workdir / path
             if full.is_symlink() or (full.exists() and not full.is_file()):
                 raise BadInput(
                     f"{path} is not a regular file in the working tree",
                     "move it away; ledger entries are plain files",
                 )
             for parent in PurePosixPath(path).parents:
-                node = self.workdir / parent
+                node = workdir / parent
                 if str(parent) != "." and (
                     node.is_symlink() or (node.exists() and not node.is_dir())
                 ):
                     raise BadInput(
                         f"{parent} is not a directory in the working tree", "move it away"
                     )
-            on_disk = self.hash_file(full) if full.exists() else None
+            on_disk = self.worktree_blob(path, (committed, new))
             if on_disk not in (committed, new):
                 raise Refused(
                     f"{path} has uncommitted changes that this transition would overwrite",
                     f"commit or stash them first (git stash push -- {path})",
                 )
+            if on_disk is not None and on_disk == new and on_disk != blob:
+                already.append(path)
+        return already
 
     def transact(
         self, build: Callable[[Snapshot], Transition], *, check_worktree: bool = True
@@ -494,7 +538,6 @@ class Store:
         branch = self.branch()
         author = self.signature("author")
         committer = self.signature("committer")
-        index: pygit2.Index | None = None
         with self.writer_lock():
             for _attempt in range(MAX_ATTEMPTS):
                 ref = self.repo.references.get(branch)
@@ -505,12 +548,9 @@ class Store:
                 transition = build(snap)
                 for path in transition.writes:
                     check_entry_path(path)
-                if check_worktree and self.workdir is not None:
-                    # One index object per transition: read here, re-read below only
-                    # if another process changed the file in between (read(False)).
-                    index = self.repo.index
-                    index.read(force=False)  # reloads only if the file changed on disk
-                    self._check_worktree(snap, transition.writes, index)
+                already: list[str] = []
+                if self.workdir is not None:
+                    already = self._check_worktree(snap, transition.writes, refuse=check_worktree)
                 try:
                     tree_id = self._build_tree(snap.tree, transition.writes)
                     if snap.tree is not None and tree_id == str(snap.tree.id):
@@ -546,7 +586,7 @@ class Store:
                     time.sleep(0.005)
                     continue
                 fault_point("after-ref")
-                self.sync_worktree(snap, transition.writes, index if check_worktree else None)
+                self.sync_worktree(tip, commit_id, already)
                 self._clear_journal()
                 return commit_id, transition
         raise LedgerError(f"could not move {branch} after {MAX_ATTEMPTS} attempts")
@@ -581,12 +621,11 @@ class Store:
         if data is None:
             return None
         branch, new, paths = data.get("branch"), data.get("new"), data.get("paths")
+        old = str(data["old"]) if data.get("old") else None
         ref = self.repo.references.get(str(branch))
         if ref is not None and str(ref.target) == new and isinstance(paths, list):
-            commit = _get(self.repo, str(new), pygit2.Commit)
-            snap = Snapshot(self.repo, str(new), commit.tree)
-            writes = {str(p): snap.read(str(p)) for p in paths}
-            self.sync_worktree(None, writes)
+            self._set_aside_partial(old, str(new), [str(p) for p in paths])
+            self.sync_worktree(old, str(new), [])
             self._clear_journal()
             return (
                 f"completed the interrupted transition {str(new)[:10]} in the index and work tree"
@@ -594,46 +633,56 @@ class Store:
         self._clear_journal()
         return "dropped an interrupted transition whose commit never reached the branch"
 
-    def sync_worktree(
-        self,
-        old: Snapshot | None,
-        writes: dict[str, bytes | None],
-        index: pygit2.Index | None = None,
-    ) -> None:
-        """Make index and work tree match ``writes`` for exactly those paths."""
+    def _set_aside_partial(self, old: str | None, new: str, paths: list[str]) -> None:
+        """Move aside what an interrupted write left at ``paths`` (neither old nor new).
+
+        git writes a work-tree file in place, so a crash or a full disk can leave
+        part of one; git would then refuse to update it. Nothing is deleted: it
+        goes to ``.git/ledger/recovered/``.
+        """
+        workdir = self.require_workdir()
+        before = Snapshot(self.repo, old, _get(self.repo, old, pygit2.Commit).tree) if old else None
+        after = self.snapshot(new)
+        for path in paths:
+            expected = (before.blob_id(path) if before else None, after.blob_id(path))
+            if (workdir / path).is_file() and self.worktree_blob(path, expected) not in expected:
+                target = self.ledger_state_dir / "recovered" / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(workdir / path, target)
+
+    def sync_worktree(self, old: str | None, new: str, already: list[str]) -> None:
+        """Bring index and work tree from commit ``old`` to ``new`` (the paths that differ).
+
+        The git program does it (:func:`gitcli.read_tree_update`): it holds
+        ``index.lock`` across the whole read-modify-write, so a user's ``git add``
+        racing a transition is never lost, and it knows every index format,
+        sparse checkouts and the user's filters. ``already`` are untracked files
+        that hold exactly what ``new`` has: git refuses to overwrite an untracked
+        file, and their content is safe in ``new``.
+        """
         if self.workdir is None:
             return
         fault_point("during-index")
-        for attempt in range(40):
-            try:
-                if index is None or attempt > 0:
-                    index = self.repo.index
-                    index.read(force=True)
-                else:
-                    index.read(force=False)  # cheap unless the file changed since the check
-                for path, data in writes.items():
-                    if data is None:
-                        if path in index:
-                            index.remove(path)
-                    else:
-                        oid = self.repo.create_blob(data)
-                        index.add(pygit2.IndexEntry(path, oid, pygit2.enums.FileMode.BLOB))
-                index.write()
+        for path in already:
+            with contextlib.suppress(FileNotFoundError):
+                (self.workdir / path).unlink()
+        delay = 0.01
+        for _attempt in range(60):
+            proc = gitcli.read_tree_update(self.workdir, old, new)
+            if proc.returncode == 0:
+                return
+            if not gitcli.index_busy(proc.stderr):
                 break
-            except (pygit2.GitError, OSError):
-                if attempt == 39:
-                    raise Refused(
-                        "committed, but the index is locked by another git process",
-                        "run 'git ledger doctor --fix' once it is done",
-                    ) from None
-                time.sleep(0.05)
-        for path, data in writes.items():
-            full = self.workdir / path
-            if data is None:
-                with contextlib.suppress(FileNotFoundError):
-                    full.unlink()
-                continue
-            write_atomic(full, data)
+            time.sleep(delay)  # another git process holds index.lock: it is brief
+            delay = min(delay * 2, 0.2)
+        lines = proc.stderr.strip().splitlines()
+        reason = next((ln for ln in lines if ln.startswith(("error:", "fatal:"))), "") or (
+            lines[-1] if lines else f"exit {proc.returncode}"
+        )
+        raise Refused(
+            f"committed {new[:10]}, but git could not update the index and work tree: {reason}",
+            "run 'git ledger doctor --fix' once the other git process is done",
+        )
 
 
 def write_atomic(path: Path, data: bytes) -> None:
