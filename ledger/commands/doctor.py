@@ -176,7 +176,7 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
                 "git ledger doctor --fix autosaves it"
             )
             continue
-        data = full.read_bytes()
+        data = store.worktree_content(path)  # through git's clean filters (autocrlf)
 
         def build(snap: Snapshot, path: str = path, data: bytes = data) -> Transition:
             return Transition(
