@@ -206,6 +206,9 @@ def pid_alive(pid: int, cmd_hint: str) -> bool:
 
 def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None:
     for run in runfiles.records(store.ledger_state_dir / "runs"):
+        if unrecorded := runfiles.unrecorded_problem(run):  # kept until recorded, even by --fix
+            report.problems.append(unrecorded)
+            continue
         pid = run.get("pid")
         if not isinstance(pid, int):
             continue
