@@ -46,7 +46,10 @@ class Context:
             return
         committed = self.store.snapshot().blob_id(self.config_file)
         # Through git's filters: a CRLF checkout (core.autocrlf) is not a change.
-        if self.store.worktree_blob(self.config_file, (committed,)) != committed:
+        on_disk = self.store.worktree_blob(self.config_file, (committed,))
+        if on_disk is None and self.store.skip_worktree(self.config_file):
+            return  # outside a sparse checkout: what is committed is what applies
+        if on_disk != committed:
             raise Refused(
                 f"{self.config_file} has uncommitted changes",
                 f"commit it first (git commit {self.config_file}) so the numbers "

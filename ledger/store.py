@@ -515,6 +515,10 @@ class Store:
         blob_id = gitcli.hash_path(self.require_workdir(), path, write=True)
         return _get(self.repo, blob_id, pygit2.Blob).data
 
+    def skip_worktree(self, path: str) -> bool:
+        """Whether ``path`` is outside the sparse checkout (its index entry says so)."""
+        return gitcli.index_entries(self.require_workdir(), [path]).get(path, ("", False))[1]
+
     def _check_worktree(
         self, snap: Snapshot, writes: dict[str, bytes | None], *, refuse: bool = True
     ) -> list[str]:

@@ -120,6 +120,21 @@ def test_sparse_checkout_transitions_never_write_outside_it(repo: Repo, cone: bo
     _clean(repo)
 
 
+def test_sparse_checkout_without_the_config_file_still_works(repo: Repo) -> None:
+    repo.write("src/model.py", "score = 0\n")
+    repo.git("add", "src/model.py")
+    repo.git("commit", "-q", "-m", "chore: code")
+    repo.git("sparse-checkout", "set", "--no-cone", "/src/")
+    assert not (repo.path / "ledger.toml").exists()
+    _walk_the_loop(repo)
+    assert sorted(p.name for p in repo.path.iterdir()) == [".git", "src"]
+
+
+def test_plain_checkout_is_clean_to_diff_index_after_transitions(repo: Repo) -> None:
+    _clean(repo)
+    _walk_the_loop(repo)
+
+
 def test_sparse_checkout_that_includes_the_ledger_writes_it(repo: Repo) -> None:
     repo.git("sparse-checkout", "set", "--cone", "training_log", "src")
     _walk_the_loop(repo)
