@@ -377,7 +377,12 @@ class Store:
         while heap:
             _, _, oid = heapq.heappop(heap)
             commit = found.pop(oid)
-            if any(self.repo.descendant_of(other, oid) for _, _, other in heap):
+            # Only a commit no older than this one can be its descendant (clock
+            # skew aside), which keeps this check off long parallel branches.
+            if any(
+                -when >= commit.commit_time and self.repo.descendant_of(other, oid)
+                for when, _, other in heap
+            ):
                 # A child not found yet (a longer branch of a merge, same second):
                 # forget this commit; that child brings it back when it is shown.
                 pushed.discard(oid)
