@@ -178,6 +178,10 @@ def test_untracked_copy_of_an_entry_is_autosaved_by_doctor(repo: Repo) -> None:
     repo.ok("doctor", "--fix")
     assert repo.git("show", "HEAD:training_log/notes/n1.md") == "a note\n"
     _clean(repo)
+    repo.write("training_log/notes/n1.md", "a note, edited\n")  # tracked, modified
+    repo.ok("doctor", "--fix")
+    assert repo.git("show", "HEAD:training_log/notes/n1.md") == "a note, edited\n"
+    _clean(repo)
 
 
 def test_git_add_racing_transitions_is_never_lost(repo: Repo, tmp_path: Path) -> None:
