@@ -710,9 +710,9 @@ class Store:
         The git program does it (:func:`gitcli.read_tree_update`): it holds
         ``index.lock`` across the whole read-modify-write, so a user's ``git add``
         racing a transition is never lost, and it knows every index format,
-        sparse checkouts and the user's filters. ``already`` are untracked files
-        that hold exactly what ``new`` has: git refuses to overwrite an untracked
-        file, and their content is safe in ``new``.
+        sparse checkouts and the user's filters. ``already`` are work-tree files
+        that hold exactly what ``new`` has but are not staged so: git refuses to
+        overwrite them, and their content is safe in ``new``, so they go first.
         """
         if self.workdir is None:
             return
