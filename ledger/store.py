@@ -593,6 +593,10 @@ class Store:
         author = self.signature("author")
         committer = self.signature("committer")
         with self.writer_lock():
+            if self.workdir is not None and self.pending_journal() is not None:
+                # Never build on an index a crash (or a failed update) left behind:
+                # finish that first, or refuse with its reason.
+                self.recover_journal()
             for _attempt in range(MAX_ATTEMPTS):
                 ref = self.repo.references.get(branch)
                 tip = str(ref.target) if ref is not None else None
@@ -721,10 +725,17 @@ class Store:
             with contextlib.suppress(FileNotFoundError):
                 (self.workdir / path).unlink()
         delay = 0.01
+        refreshed = False
         for _attempt in range(60):
             proc = gitcli.read_tree_update(self.workdir, old, new)
             if proc.returncode == 0:
                 return
+            if "not uptodate" in proc.stderr and not refreshed:
+                # Stat data that no longer matches (a copied or touched tree): read-tree
+                # does not refresh it as checkout does. The content was checked above.
+                gitcli.run(["update-index", "-q", "--refresh"], self.workdir, check=False)
+                refreshed = True
+                continue
             if not gitcli.index_busy(proc.stderr):
                 break
             time.sleep(delay)  # another git process holds index.lock: it is brief

@@ -162,6 +162,34 @@ def test_split_index_works(repo: Repo) -> None:
     _clean(repo)
 
 
+def test_touched_or_copied_tree_with_stale_stat_data_is_updated(repo: Repo) -> None:
+    """A file whose stat data changed but not its content (a copied repository, a
+    touch) is refreshed, as git checkout would, not reported as a conflict."""
+    import os
+
+    readme = repo.path / "training_log/README.md"
+    readme.write_bytes(readme.read_bytes())
+    os.utime(readme, (1, 1))
+    assert repo.git("diff-files", "--name-only") == "training_log/README.md\n"
+    assert register(repo, "V1").code == 0
+    _clean(repo)
+
+
+def test_a_transition_first_finishes_an_interrupted_one(repo: Repo) -> None:
+    """A failed index update never lets the next transition build on a stale index
+    (which a plain git commit would then turn into deletions)."""
+    repo.write(".git/info/attributes", "training_log/README.md filter=broken\n")
+    repo.git("config", "filter.broken.smudge", "false")
+    repo.git("config", "filter.broken.clean", "cat")
+    repo.git("config", "filter.broken.required", "true")
+    failed = register(repo, "V1")
+    assert failed.code == 1 and "doctor --fix" in failed.err
+    repo.git("config", "filter.broken.smudge", "cat")
+    measure(repo, "V1", "recent", 10.0, seeds=(1,))
+    _clean(repo)
+    assert "training_log/V1.md" in repo.git("ls-files", "training_log")
+
+
 def test_transition_keeps_what_the_user_staged_and_their_edits(repo: Repo) -> None:
     repo.write("notes.txt", "draft\n")
     repo.git("add", "notes.txt")
