@@ -6,6 +6,7 @@ hook with nothing to do never pays for pygit2, pydantic or scipy.
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -42,6 +43,21 @@ def cli(ctx: click.Context, cwd: Path) -> None:
     Exit codes: 0 ok, 1 a rule refused or a check found something,
     2 bad usage or bad input (nothing written), 3 internal error.
     """
+    if cwd != Path("."):
+        # As git does: -C changes directory first, so every relative path given
+        # after it (--out-dir, a results file, --out) is relative to DIR. Undone
+        # when the command ends, for callers that run commands in-process.
+        from ledger.errors import BadInput
+
+        before = os.getcwd()
+        try:
+            os.chdir(cwd)
+        except OSError:
+            raise BadInput(
+                f"cannot change to {cwd}: no such directory", "pass an existing directory to -C"
+            ) from None
+        ctx.call_on_close(lambda: os.chdir(before))
+        cwd = Path(os.getcwd())
     ctx.obj = _Ctx(cwd)
 
 
@@ -354,7 +370,7 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
 
 @cli.command("run")
 @click.argument("step_id")
-@click.option("--gate", required=True, help="The gate whose command to run.")
+@click.option("--gate", default=None, help="The gate whose command to run (required).")
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
 @click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
 @click.option(
@@ -374,12 +390,17 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
 @click.option(
     "--replace", default=None, metavar="REASON", help="Run seeds that already have results."
 )
+@click.option(
+    "--record-finished",
+    is_flag=True,
+    help="Record the runs that finished under a run that was killed (see 'doctor').",
+)
 @json_option
 @pass_ctx
 def run_(
     obj: _Ctx,
     step_id: str,
-    gate: str,
+    gate: str | None,
     seeds: str | None,
     windows: str | None,
     replicates: int,
@@ -387,6 +408,7 @@ def run_(
     detach: bool,
     out_dir: Path | None,
     replace: str | None,
+    record_finished: bool,
     as_json: bool,
 ) -> int:
     """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
@@ -404,6 +426,7 @@ def run_(
         out_dir=out_dir,
         replace=replace,
         as_json=as_json,
+        record_finished=record_finished,
     )
 
 

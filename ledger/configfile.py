@@ -60,7 +60,11 @@ def read_config_text(store: Store, snap: Snapshot | None = None) -> tuple[str, s
     the edit is committed). Historical reads pass the snapshot to read instead.
     """
     if snap is None and store.workdir is not None:
-        return read_worktree_config(store.workdir)
+        found = read_worktree_config(store.workdir)
+        if found is not None:
+            return found
+        # None on disk: a sparse checkout may leave it out; the committed one applies
+        # (a deletion is caught as an uncommitted change before any transition).
     for name in (CONFIG_FILE, PYPROJECT):
         data = (snap or store.snapshot()).read(name)
         if data is None:

@@ -44,9 +44,12 @@ class Context:
         """Thresholds a transition relies on must be on record, not just on disk."""
         if self.store.workdir is None:
             return
-        snap = self.store.snapshot()
-        on_disk = (self.store.workdir / self.config_file).read_bytes()
-        if snap.read(self.config_file) != on_disk:
+        committed = self.store.snapshot().blob_id(self.config_file)
+        # Through git's filters: a CRLF checkout (core.autocrlf) is not a change.
+        on_disk = self.store.worktree_blob(self.config_file, (committed,))
+        if on_disk is None and self.store.skip_worktree(self.config_file):
+            return  # outside a sparse checkout: what is committed is what applies
+        if on_disk != committed:
             raise Refused(
                 f"{self.config_file} has uncommitted changes",
                 f"commit it first (git commit {self.config_file}) so the numbers "

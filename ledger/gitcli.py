@@ -147,3 +147,62 @@ def merge_file(ours: Path, base: Path, theirs: Path, cwd: Path) -> str | None:
     """Three-way merge of three files' text with ``git merge-file``; None on a conflict."""
     proc = run(["merge-file", "-p", "--", str(ours), str(base), str(theirs)], cwd, check=False)
     return proc.stdout if proc.returncode == 0 else None
+
+
+# The tree with no entries: git knows its id without it being in the object store.
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def _literal(paths: list[str]) -> list[str]:
+    # Entry paths are data, never patterns: a file named "a*" must not match "ab".
+    return [f":(literal){p}" for p in paths]
+
+
+def index_entries(top: Path, paths: list[str]) -> dict[str, tuple[str, bool]]:
+    """Staged blob id and skip-worktree bit of each of ``paths`` that is in the index.
+
+    Asked of git, not libgit2: git reads every index format (split index, sparse
+    index) and expands a sparse directory for us; ``-t`` tags an entry outside a
+    sparse checkout with ``S``.
+    """
+    if not paths:
+        return {}
+    out = output(["ls-files", "-s", "-t", "-z", "--", *_literal(paths)], top)
+    found: dict[str, tuple[str, bool]] = {}
+    for record in out.split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        tag, _mode, blob, stage = meta.split(" ")
+        if stage == "0":
+            found[path] = (blob, tag == "S")
+    return found
+
+
+def hash_path(top: Path, path: str, *, write: bool = False) -> str:
+    """The blob id git would stage for the work-tree file ``path``: through its clean
+    filters (core.autocrlf, eol and filter attributes), never the raw bytes."""
+    args = ["hash-object", *(["-w"] if write else []), f"--path={path}", "--", path]
+    return output(args, top).strip()
+
+
+def write_tree(top: Path) -> str:
+    """The tree the index would commit (any index format git reads; GIT_INDEX_FILE honoured)."""
+    return output(["write-tree"], top).strip()
+
+
+def index_busy(message: str) -> bool:
+    return "index.lock" in message
+
+
+def read_tree_update(top: Path, old: str | None, new: str) -> subprocess.CompletedProcess[str]:
+    """Move index and work tree from commit ``old`` to ``new`` as ``git checkout`` would.
+
+    A two-tree ``read-tree -m -u`` takes ``index.lock`` before it reads the index
+    and renames it into place after writing, so a ``git add`` racing us is either
+    before (kept: paths that ``old`` and ``new`` share keep what is staged) or
+    after, never lost. It also honours sparse checkouts (new entries outside the
+    cone get the skip-worktree bit and no file), split and sparse indexes, smudge
+    filters (autocrlf, eol), and records real stat data for the files it writes.
+    """
+    return run(["read-tree", "-m", "-u", old or EMPTY_TREE, new], top, check=False)

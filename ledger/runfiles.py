@@ -95,3 +95,23 @@ def running(runs_dir: Path) -> list[dict[str, object]]:
         for r in records(runs_dir)
         if alive(r)
     ]
+
+
+def is_unrecorded(record: dict[str, object]) -> bool:
+    """A run that finished but whose ``git ledger run`` died before committing it."""
+    owner = {"pid": record.get("ledger_pid"), START_KEY: record.get("ledger_started")}
+    return bool(record.get("finished")) and not alive(owner)
+
+
+def unrecorded(runs_dir: Path) -> list[dict[str, object]]:
+    return [r for r in records(runs_dir) if is_unrecorded(r)]
+
+
+def unrecorded_problem(record: dict[str, object]) -> str | None:
+    """doctor's line for a finished run that is not on record (None: not such a run)."""
+    if not is_unrecorded(record):
+        return None
+    return (
+        f"finished run not on record: {record.get('label')} (exit code {record.get('exit_code')}): "
+        f"git ledger run {record.get('step')} --record-finished"
+    )

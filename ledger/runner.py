@@ -11,6 +11,7 @@ log tail, never as a result.
 
 from __future__ import annotations
 
+import json
 import os
 import string
 import subprocess
@@ -31,6 +32,7 @@ from ledger.store import Snapshot, Transition
 PLACEHOLDERS = frozenset({"version", "gate", "seed", "window", "out", "replicate"})
 PER_RUN = frozenset({"version", "seed", "window", "out", "replicate"})
 OUTPUT_ENV = "LEDGER_OUTPUT_DIR"
+KILL_GRACE_S = 5.0  # after SIGTERM on a timeout, SIGKILL
 
 
 @dataclass(frozen=True)
@@ -110,11 +112,12 @@ def conditions_of(template: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def output_dir(ctx: Context, override: Path | None) -> Path:
+    # Absolute: the command runs at the top of the work tree, not where we started.
     if override is not None:
-        return override
+        return override.absolute()
     env = os.environ.get(OUTPUT_ENV)
     if env:
-        return Path(env)
+        return Path(env).absolute()
     if ctx.config.run.output_dir:
         configured = Path(ctx.config.run.output_dir).expanduser()
         return configured if configured.is_absolute() else ctx.store.require_workdir() / configured
@@ -223,6 +226,14 @@ class RunRecords:
     def write(self, name: str, data: dict[str, object]) -> Path:
         return runfiles.write(self.dir, name, data)
 
+    def finish(self, path: Path, run: Finished) -> None:
+        """Mark the run of ``path`` finished (not yet on record) with its outcome."""
+        data = json.loads(path.read_text())
+        data.update(
+            finished=True, exit_code=run.exit_code, seconds=round(run.seconds, 3), reason=run.reason
+        )
+        self.write(path.stem, data)
+
     def all(self) -> list[dict[str, object]]:
         return runfiles.records(self.dir)
 
@@ -238,63 +249,164 @@ def log_tail(path: Path, limit: int = 2000) -> str:
     return data[-limit:].decode("utf-8", errors="replace")
 
 
-def _record(ctx: Context, spec: RunSpec, exit_code: int, seconds: float) -> tuple[str, bool, str]:
-    """Commit the run's outcome; returns (path, failed, reason)."""
-    m = replace(spec.measurement, wall_time_s=round(seconds, 3))
-    dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
-    raw = spec.out.read_bytes() if exit_code == 0 and spec.out.is_file() else None
-    reason = (
+@dataclass(frozen=True)
+class Finished:
+    """A run that has ended, not yet on record: what its PID record keeps until it is."""
+
+    spec: RunSpec
+    exit_code: int
+    seconds: float
+    reason: str = ""  # set when the ledger failed the run itself (a timeout)
+
+
+def _entry(
+    ctx: Context, snap: Snapshot, run: Finished, dirty: bool
+) -> tuple[str, bytes, bool, str]:
+    """The entry for one finished run: (path, bytes, failed, reason), with its own provenance."""
+    spec = run.spec
+    m = replace(spec.measurement, wall_time_s=round(run.seconds, 3))
+    version = load_version(ctx.config, snap, m.version)
+    raw = (
+        spec.out.read_bytes()
+        if run.exit_code == 0 and not run.reason and spec.out.is_file()
+        else None
+    )
+    reason = run.reason or (
         ""
         if raw is not None
-        else (f"exit code {exit_code}" if exit_code != 0 else f"no results file at {spec.out}")
+        else (
+            f"exit code {run.exit_code}" if run.exit_code != 0 else f"no results file at {spec.out}"
+        )
     )
-    failed = raw is None
+    if raw is not None:
+        try:
+            path, data = build_result(
+                ctx.config,
+                version,
+                m,
+                raw,
+                spec.out.name,
+                code_commit=snap.commit_id,
+                dirty=dirty,
+                existing=snap.read(result_path(ctx.dir, m)),
+            )
+            return path, data, False, ""
+        except BadInput as exc:
+            reason = exc.message
+    tail = log_tail(spec.log)
+    if reason and not tail.endswith(reason):
+        tail = f"{tail}\n[git-ledger] {reason}".strip()
+    path, data = build_failure(
+        ctx.config,
+        version,
+        m,
+        exit_code=run.exit_code,
+        log_tail=tail,
+        code_commit=snap.commit_id,
+        dirty=dirty,
+    )
+    return path, data, True, reason
+
+
+def record_runs(ctx: Context, runs: list[Finished]) -> list[Outcome]:
+    """Commit every finished run as one transition: one commit per ``run``, not per seed."""
+    if not runs:
+        return []
+    dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
+    entries: list[tuple[str, bool, str]] = []
 
     def build(snap: Snapshot) -> Transition:
-        nonlocal failed, reason
-        version = load_version(ctx.config, snap, m.version)
-        if not failed and raw is not None:
-            try:
-                path, data = build_result(
-                    ctx.config,
-                    version,
-                    m,
-                    raw,
-                    spec.out.name,
-                    code_commit=snap.commit_id,
-                    dirty=dirty_check.result(),
-                    existing=snap.read(result_path(ctx.dir, m)),
-                )
-                key = f"seed={m.seed}" if m.seed is not None else f"window={m.window}"
-                return Transition(
-                    kind="record",
-                    step=m.version,
-                    subject=f"docs(ledger): {m.version} result {m.gate} {key} (run)",
-                    writes={path: data},
-                )
-            except BadInput as exc:
-                failed, reason = True, exc.message
-        tail = log_tail(spec.log)
-        if reason and not tail.endswith(reason):
-            tail = f"{tail}\n[git-ledger] {reason}".strip()
-        path, data = build_failure(
-            ctx.config,
-            version,
-            m,
-            exit_code=exit_code,
-            log_tail=tail,
-            code_commit=snap.commit_id,
-            dirty=dirty_check.result(),
-        )
+        entries.clear()
+        writes: dict[str, bytes | None] = {}
+        lines = []
+        for run in runs:
+            path, data, failed, reason = _entry(ctx, snap, run, dirty_check.result())
+            writes[path] = data
+            entries.append((path, failed, reason))
+            lines.append(f"- {run.spec.label}: " + (f"FAILED ({reason})" if failed else "recorded"))
+        vid, gate = runs[0].spec.measurement.version, runs[0].spec.measurement.gate
+        failures = sum(1 for _, failed, _ in entries if failed)
+        summary = f"{len(runs) - failures} result(s)" + (f", {failures} failed" if failures else "")
         return Transition(
-            kind="run-failed",
-            step=m.version,
-            subject=f"docs(ledger): {m.version} failed run {m.gate} ({reason})",
-            writes={path: data},
+            kind="run" if failures < len(runs) else "run-failed",
+            step=vid,
+            subject=f"docs(ledger): {vid} run {gate}: {summary}",
+            body="\n".join(lines),
+            writes=writes,
         )
 
-    _, transition = ctx.store.transact(build)
-    return next(iter(transition.writes)), failed, reason
+    ctx.store.transact(build)
+    return [
+        Outcome(run.spec, run.exit_code, path, failed, run.seconds, reason)
+        for run, (path, failed, reason) in zip(runs, entries, strict=True)
+    ]
+
+
+def _measurement_record(m: Measurement) -> dict[str, object]:
+    return {
+        "version": m.version,
+        "gate": m.gate,
+        "seed": m.seed,
+        "window": m.window,
+        "replicate": m.replicate,
+        "conditions": [list(pair) for pair in m.conditions],
+        "replace": m.replace,
+    }
+
+
+def _finished_from(record: dict[str, object]) -> Finished | None:
+    """The finished run a PID record describes (None: not a finished single run)."""
+    m = record.get("measurement")
+    if not record.get("finished") or not isinstance(m, dict):
+        return None
+    conditions = m.get("conditions")
+    replicate = m.get("replicate")
+    measurement = Measurement(
+        version=str(m["version"]),
+        gate=str(m["gate"]),
+        seed=None if m.get("seed") is None else str(m["seed"]),
+        window=None if m.get("window") is None else str(m["window"]),
+        replicate=replicate if isinstance(replicate, int) else None,
+        conditions=tuple(
+            (str(pair[0]), str(pair[1]))
+            for pair in (conditions if isinstance(conditions, list) else [])
+            if isinstance(pair, list) and len(pair) == 2
+        ),
+        replace=None if m.get("replace") is None else str(m["replace"]),
+    )
+    argv = record.get("argv")
+    spec = RunSpec(
+        measurement,
+        [str(a) for a in argv] if isinstance(argv, list) else [],
+        Path(str(record["out"])),
+        Path(str(record["log"])),
+    )
+    code, seconds = record.get("exit_code"), record.get("seconds")
+    return Finished(
+        spec,
+        code if isinstance(code, int) else -1,
+        float(seconds) if isinstance(seconds, int | float) else 0.0,
+        str(record.get("reason") or ""),
+    )
+
+
+def record_finished(ctx: Context, vid: str) -> list[Outcome]:
+    """Ingest the finished runs of ``vid`` a killed ``run`` left unrecorded (one transition)."""
+    records = runfiles.unrecorded(RunRecords(ctx).dir)
+    runs = [
+        (Path(str(r["file"])), f)
+        for r in records
+        if (f := _finished_from(r)) is not None and f.spec.measurement.version == vid
+    ]
+    outcomes: list[Outcome] = []
+    by_gate: dict[str, list[tuple[Path, Finished]]] = {}
+    for file, run in runs:
+        by_gate.setdefault(run.spec.measurement.gate, []).append((file, run))
+    for group in by_gate.values():
+        outcomes += record_runs(ctx, [run for _, run in group])
+        for file, _ in group:
+            file.unlink(missing_ok=True)
+    return outcomes
 
 
 Notify = Callable[[str, RunSpec, "Outcome | None"], None]
@@ -303,12 +415,24 @@ Notify = Callable[[str, RunSpec, "Outcome | None"], None]
 def execute(
     ctx: Context, specs: list[RunSpec], jobs: int, notify: Notify | None = None
 ) -> list[Outcome]:
-    """Run ``specs`` with at most ``jobs`` at a time; record each outcome as it ends."""
+    """Run ``specs`` with at most ``jobs`` at a time, then record them all as one transition.
+
+    A run that ends is marked finished in its PID record at once, so when this
+    process is killed before the commit, ``doctor`` lists what finished and
+    ``run --record-finished`` records it. A run longer than ``[run]
+    timeout_seconds`` is stopped (SIGTERM, then SIGKILL) and recorded as failed.
+    """
     records = RunRecords(ctx)
     pending = list(specs)
     running: dict[int, tuple[subprocess.Popen[bytes], RunSpec, float, Path]] = {}
-    outcomes: list[Outcome] = []
+    stopping: dict[int, float] = {}  # pid -> when it was sent SIGTERM
+    limit = ctx.config.run.timeout_seconds
+    finished: list[tuple[Finished, Path]] = []
     cwd = ctx.store.require_workdir()
+    from ledger import processes
+
+    # This process, by PID and start time: doctor tells a live `run` from a dead one.
+    ledger_started = processes.start_time(os.getpid())
     while pending or running:
         while pending and len(running) < max(jobs, 1):
             spec = pending.pop(0)
@@ -328,20 +452,20 @@ def execute(
                     stdin=subprocess.DEVNULL,
                 )
             name = f"run-{uuid.uuid4().hex[:12]}"
-            record = records.write(
-                name,
-                {
-                    "pid": proc.pid,
-                    "argv": spec.argv,
-                    "step": spec.measurement.version,
-                    "gate": spec.measurement.gate,
-                    "label": spec.label,
-                    "log": str(spec.log),
-                    "out": str(spec.out),
-                    "started": time.time(),
-                    "ledger_pid": os.getpid(),
-                },
-            )
+            data: dict[str, object] = {
+                "pid": proc.pid,
+                "argv": spec.argv,
+                "step": spec.measurement.version,
+                "gate": spec.measurement.gate,
+                "label": spec.label,
+                "log": str(spec.log),
+                "out": str(spec.out),
+                "started": time.time(),
+                "ledger_pid": os.getpid(),
+                "ledger_started": ledger_started,
+                "measurement": _measurement_record(spec.measurement),
+            }
+            record = records.write(name, data)
             running[proc.pid] = (proc, spec, time.perf_counter(), record)
             if notify:
                 notify("start", spec, None)
@@ -349,16 +473,28 @@ def execute(
         for pid in list(running):
             proc, spec, started, record = running[pid]
             code = proc.poll()
-            if code is None:
-                continue
             seconds = time.perf_counter() - started
-            path, failed, reason = _record(ctx, spec, code, seconds)
-            record.unlink(missing_ok=True)
+            if code is None:
+                if limit is not None and seconds > limit:
+                    if pid not in stopping:
+                        proc.terminate()
+                        stopping[pid] = seconds
+                    elif seconds - stopping[pid] > KILL_GRACE_S:
+                        proc.kill()
+                continue
+            reason = (
+                f"timed out after {limit:g} s ([run] timeout_seconds)" if pid in stopping else ""
+            )
+            run = Finished(spec, code, seconds, reason)
+            records.finish(record, run)
+            finished.append((run, record))
             del running[pid]
-            outcome = Outcome(spec, code, path, failed, seconds, reason)
-            outcomes.append(outcome)
+            stopping.pop(pid, None)
             if notify:
-                notify("end", spec, outcome)
+                notify("end", spec, Outcome(spec, code, None, bool(reason) or code != 0, seconds))
+    outcomes = record_runs(ctx, [run for run, _ in finished])
+    for _, record in finished:
+        record.unlink(missing_ok=True)
     return outcomes
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import heapq
 import itertools
 import json
 import os
@@ -33,6 +34,7 @@ from typing import TypeVar
 
 import pygit2
 
+from ledger import gitcli
 from ledger.errors import BadInput, LedgerError, Refused
 
 TRAILER_TRANSITION = "Ledger-Transition"
@@ -273,15 +275,26 @@ class Store:
         return Snapshot(self.repo, commit_id, commit.tree)
 
     def index_snapshot(self) -> Snapshot:
-        """The tree the index would commit (honours GIT_INDEX_FILE, as hooks must)."""
+        """The tree the index would commit (honours GIT_INDEX_FILE, as hooks must).
+
+        libgit2 reads neither a split index (its ``link`` extension is mandatory)
+        nor a sparse index (directory entries, ``sdir``): those ask git.
+        """
         path = os.environ.get("GIT_INDEX_FILE")
-        if path:
-            index = pygit2.Index(str(Path(path).resolve()))
-            tree_id = index.write_tree(self.repo)
-        else:
-            index = self.repo.index
-            index.read(force=True)
-            tree_id = index.write_tree()
+        index_file = Path(path).resolve() if path else self.git_dir / "index"
+        try:
+            if b"sdir\0\0\0\0" in index_file.read_bytes():
+                raise pygit2.GitError("a sparse index")
+            if path:
+                tree_id = str(pygit2.Index(str(index_file)).write_tree(self.repo))
+            else:
+                index = self.repo.index
+                index.read(force=True)
+                tree_id = str(index.write_tree())
+        except FileNotFoundError:
+            tree_id = str(self.repo.TreeBuilder().write())
+        except pygit2.GitError:
+            tree_id = gitcli.write_tree(self.require_workdir())
         return Snapshot(self.repo, None, _get(self.repo, tree_id, pygit2.Tree))
 
     def merged_snapshot(self, theirs: str, ours: str | None = None) -> Snapshot:
@@ -317,26 +330,75 @@ class Store:
     def commit_info(self, commit_id: str) -> CommitInfo:
         return _info(_get(self.repo, commit_id, pygit2.Commit))
 
-    def walk(
-        self, rev: str | None = None, first_parent: bool = False, *, lazy: bool = False
-    ) -> Iterator[CommitInfo]:
-        """Commits reachable from ``rev`` (default HEAD), newest first.
-
-        ``lazy``: by commit time only, so the first commits come without reading
-        the whole history (a topological sort must see every commit first); for
-        readers that stop early, such as ``log -n``.
-        """
+    def walk(self, rev: str | None = None, first_parent: bool = False) -> Iterator[CommitInfo]:
+        """Commits reachable from ``rev`` (default HEAD), newest first, topologically."""
         tip = self.resolve(rev)
         if tip is None:
             return
-        order = pygit2.enums.SortMode.TIME
-        if not lazy:
-            order |= pygit2.enums.SortMode.TOPOLOGICAL
-        walker = self.repo.walk(tip, order)
+        walker = self.repo.walk(tip, pygit2.enums.SortMode.TIME | pygit2.enums.SortMode.TOPOLOGICAL)
         if first_parent:
             walker.simplify_first_parent()
         for commit in walker:
             yield _info(commit)
+
+    def walk_log(self, rev: str | None = None) -> Iterator[CommitInfo]:
+        """Commits reachable from ``rev`` (default HEAD), newest first, read lazily.
+
+        The order ``log`` shows, the same whether or not the reader stops early:
+        newest commit time first, ties in the order found (first parents first,
+        as ``git log``), and never a commit before any of its children, so
+        same-second commits (a fixed clock, a fast script) keep their order.
+        Only the commits shown and their parents are read (plus, while branches
+        run side by side, the commits between them): ``log -n 20`` at 10,000
+        steps does not read the history first, as a topological sort must.
+        """
+        tip = self.resolve(rev)
+        if tip is None:
+            return
+        heap: list[tuple[int, int, str]] = []
+        waiting: dict[str, int] = {}  # commit -> children found but not yet shown
+        found: dict[str, pygit2.Commit] = {}
+        pushed: set[str] = set()
+        order = 0
+
+        def push(oid: str) -> None:
+            nonlocal order
+            commit = _get(self.repo, oid, pygit2.Commit)
+            found[oid] = commit
+            pushed.add(oid)
+            for parent in dict.fromkeys(str(p) for p in commit.parent_ids):
+                if parent not in pushed:  # reached again by a child found late
+                    waiting[parent] = waiting.get(parent, 0) + 1
+            heapq.heappush(heap, (-commit.commit_time, order, oid))
+            order += 1
+
+        push(tip)
+        while heap:
+            _, _, oid = heapq.heappop(heap)
+            commit = found.pop(oid)
+            # Only a commit no older than this one can be its descendant (clock
+            # skew aside), which keeps this check off long parallel branches.
+            if any(
+                -when >= commit.commit_time and self.repo.descendant_of(other, oid)
+                for when, _, other in heap
+            ):
+                # A child not found yet (a longer branch of a merge, same second):
+                # forget this commit; that child brings it back when it is shown.
+                pushed.discard(oid)
+                for parent in dict.fromkeys(str(p) for p in commit.parent_ids):
+                    if parent not in pushed:
+                        waiting[parent] -= 1
+                        if waiting[parent] == 0:
+                            del waiting[parent]
+                continue
+            yield _info(commit)
+            for parent in dict.fromkeys(str(p) for p in commit.parent_ids):
+                if parent in pushed:
+                    continue
+                waiting[parent] -= 1
+                if waiting[parent] == 0:
+                    del waiting[parent]
+                    push(parent)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         if ancestor == descendant:
@@ -348,21 +410,6 @@ class Store:
 
     def hash_file(self, path: Path) -> str:
         return str(pygit2.hashfile(str(path)))
-
-    def index_blob_ids(
-        self, paths: list[str], index: pygit2.Index | None = None
-    ) -> dict[str, str | None]:
-        """Blob ids staged in the index for ``paths`` (None where absent)."""
-        if index is None:
-            index = self.repo.index
-            index.read(force=True)
-        out: dict[str, str | None] = {}
-        for path in paths:
-            try:
-                out[path] = str(index[path].id)
-            except KeyError:
-                out[path] = None
-        return out
 
     # --- writing ------------------------------------------------------------
 
@@ -449,41 +496,92 @@ class Store:
                 builder.insert(name, pygit2.Oid(hex=sub_id), pygit2.enums.FileMode.TREE)
         return str(builder.write())
 
+    def worktree_blob(self, path: str, expected: tuple[str | None, ...] = ()) -> str | None:
+        """The blob id git would stage for the work-tree file ``path`` (None: no file).
+
+        Raw bytes that hash to an ``expected`` id answer at once; anything else is
+        asked of git, through the clean filters (``core.autocrlf``, ``eol``,
+        ``filter`` attributes), so a CRLF checkout of an LF blob is unchanged.
+        """
+        full = self.require_workdir() / path
+        if not full.is_file():
+            return None
+        raw = self.hash_file(full)
+        if raw in expected:
+            return raw
+        return gitcli.hash_path(self.require_workdir(), path)
+
+    def worktree_content(self, path: str) -> bytes:
+        """The bytes git would commit for the work-tree file ``path`` (clean filters applied)."""
+        full = self.require_workdir() / path
+        data = full.read_bytes()
+        if self.repo.get(self.hash_bytes(data)) is not None:
+            # Already a blob in the store (the common case: what was committed),
+            # which git's clean filters would give back unchanged.
+            return data
+        blob_id = gitcli.hash_path(self.require_workdir(), path, write=True)
+        return _get(self.repo, blob_id, pygit2.Blob).data
+
+    def skip_worktree(self, path: str) -> bool:
+        """Whether ``path`` is outside the sparse checkout (its index entry says so)."""
+        return gitcli.index_entries(self.require_workdir(), [path]).get(path, ("", False))[1]
+
     def _check_worktree(
-        self, snap: Snapshot, writes: dict[str, bytes | None], index: pygit2.Index
-    ) -> None:
-        """Refuse to overwrite anything the user has not committed at the paths we write."""
-        if self.workdir is None:
-            return
-        staged = self.index_blob_ids(list(writes), index)
+        self, snap: Snapshot, writes: dict[str, bytes | None], *, refuse: bool = True
+    ) -> list[str]:
+        """Refuse to overwrite anything the user has not committed at the paths we write.
+
+        Returns the work-tree files that already hold what we write but are not
+        staged as such (an entry written before a crash, then autosaved): git
+        would not overwrite them, so they are removed for git to write them anew.
+        ``refuse=False`` (doctor's autosave) only finds those.
+        """
+        workdir = self.require_workdir()
+        staged = gitcli.index_entries(workdir, list(writes))
+        already: list[str] = []
         for path, data in writes.items():
             committed = snap.blob_id(path)
             new = self.hash_bytes(data) if data is not None else None
-            if staged[path] not in (committed, new):
+            blob, skip = staged.get(path, (None, False))
+            if not refuse:
+                if (
+                    not skip
+                    and new is not None
+                    and blob != new
+                    and self.worktree_blob(path, (new,)) == new
+                ):
+                    already.append(path)
+                continue
+            if blob not in (committed, new):
                 raise Refused(
                     f"{path} has staged changes that this transition would overwrite",
                     f"commit or unstage them first: git restore --staged {path}",
                 )
-            full = self.workdir / path
+            if skip:
+                continue  # outside the sparse checkout: no file of the user's to protect
+            full = workdir / path
             if full.is_symlink() or (full.exists() and not full.is_file()):
                 raise BadInput(
                     f"{path} is not a regular file in the working tree",
                     "move it away; ledger entries are plain files",
                 )
             for parent in PurePosixPath(path).parents:
-                node = self.workdir / parent
+                node = workdir / parent
                 if str(parent) != "." and (
                     node.is_symlink() or (node.exists() and not node.is_dir())
                 ):
                     raise BadInput(
                         f"{parent} is not a directory in the working tree", "move it away"
                     )
-            on_disk = self.hash_file(full) if full.exists() else None
+            on_disk = self.worktree_blob(path, (committed, new))
             if on_disk not in (committed, new):
                 raise Refused(
                     f"{path} has uncommitted changes that this transition would overwrite",
                     f"commit or stash them first (git stash push -- {path})",
                 )
+            if on_disk is not None and on_disk == new and on_disk != blob:
+                already.append(path)
+        return already
 
     def transact(
         self, build: Callable[[Snapshot], Transition], *, check_worktree: bool = True
@@ -496,8 +594,11 @@ class Store:
         branch = self.branch()
         author = self.signature("author")
         committer = self.signature("committer")
-        index: pygit2.Index | None = None
         with self.writer_lock():
+            if self.workdir is not None and self.pending_journal() is not None:
+                # Never build on an index a crash (or a failed update) left behind:
+                # finish that first, or refuse with its reason.
+                self.recover_journal()
             for _attempt in range(MAX_ATTEMPTS):
                 ref = self.repo.references.get(branch)
                 tip = str(ref.target) if ref is not None else None
@@ -507,12 +608,9 @@ class Store:
                 transition = build(snap)
                 for path in transition.writes:
                     check_entry_path(path)
-                if check_worktree and self.workdir is not None:
-                    # One index object per transition: read here, re-read below only
-                    # if another process changed the file in between (read(False)).
-                    index = self.repo.index
-                    index.read(force=False)  # reloads only if the file changed on disk
-                    self._check_worktree(snap, transition.writes, index)
+                already: list[str] = []
+                if self.workdir is not None:
+                    already = self._check_worktree(snap, transition.writes, refuse=check_worktree)
                 try:
                     tree_id = self._build_tree(snap.tree, transition.writes)
                     if snap.tree is not None and tree_id == str(snap.tree.id):
@@ -548,7 +646,7 @@ class Store:
                     time.sleep(0.005)
                     continue
                 fault_point("after-ref")
-                self.sync_worktree(snap, transition.writes, index if check_worktree else None)
+                self.sync_worktree(tip, commit_id, already)
                 self._clear_journal()
                 return commit_id, transition
         raise LedgerError(f"could not move {branch} after {MAX_ATTEMPTS} attempts")
@@ -583,12 +681,11 @@ class Store:
         if data is None:
             return None
         branch, new, paths = data.get("branch"), data.get("new"), data.get("paths")
+        old = str(data["old"]) if data.get("old") else None
         ref = self.repo.references.get(str(branch))
         if ref is not None and str(ref.target) == new and isinstance(paths, list):
-            commit = _get(self.repo, str(new), pygit2.Commit)
-            snap = Snapshot(self.repo, str(new), commit.tree)
-            writes = {str(p): snap.read(str(p)) for p in paths}
-            self.sync_worktree(None, writes)
+            self._set_aside_partial(old, str(new), [str(p) for p in paths])
+            self.sync_worktree(old, str(new), [])
             self._clear_journal()
             return (
                 f"completed the interrupted transition {str(new)[:10]} in the index and work tree"
@@ -596,46 +693,63 @@ class Store:
         self._clear_journal()
         return "dropped an interrupted transition whose commit never reached the branch"
 
-    def sync_worktree(
-        self,
-        old: Snapshot | None,
-        writes: dict[str, bytes | None],
-        index: pygit2.Index | None = None,
-    ) -> None:
-        """Make index and work tree match ``writes`` for exactly those paths."""
+    def _set_aside_partial(self, old: str | None, new: str, paths: list[str]) -> None:
+        """Move aside what an interrupted write left at ``paths`` (neither old nor new).
+
+        git writes a work-tree file in place, so a crash or a full disk can leave
+        part of one; git would then refuse to update it. Nothing is deleted: it
+        goes to ``.git/ledger/recovered/``.
+        """
+        workdir = self.require_workdir()
+        before = Snapshot(self.repo, old, _get(self.repo, old, pygit2.Commit).tree) if old else None
+        after = self.snapshot(new)
+        for path in paths:
+            expected = (before.blob_id(path) if before else None, after.blob_id(path))
+            if (workdir / path).is_file() and self.worktree_blob(path, expected) not in expected:
+                target = self.ledger_state_dir / "recovered" / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(workdir / path, target)
+
+    def sync_worktree(self, old: str | None, new: str, already: list[str]) -> None:
+        """Bring index and work tree from commit ``old`` to ``new`` (the paths that differ).
+
+        The git program does it (:func:`gitcli.read_tree_update`): it holds
+        ``index.lock`` across the whole read-modify-write, so a user's ``git add``
+        racing a transition is never lost, and it knows every index format,
+        sparse checkouts and the user's filters. ``already`` are work-tree files
+        that hold exactly what ``new`` has but are not staged so: git refuses to
+        overwrite them, and their content is safe in ``new``, so they go first.
+        """
         if self.workdir is None:
             return
         fault_point("during-index")
-        for attempt in range(40):
-            try:
-                if index is None or attempt > 0:
-                    index = self.repo.index
-                    index.read(force=True)
-                else:
-                    index.read(force=False)  # cheap unless the file changed since the check
-                for path, data in writes.items():
-                    if data is None:
-                        if path in index:
-                            index.remove(path)
-                    else:
-                        oid = self.repo.create_blob(data)
-                        index.add(pygit2.IndexEntry(path, oid, pygit2.enums.FileMode.BLOB))
-                index.write()
-                break
-            except (pygit2.GitError, OSError):
-                if attempt == 39:
-                    raise Refused(
-                        "committed, but the index is locked by another git process",
-                        "run 'git ledger doctor --fix' once it is done",
-                    ) from None
-                time.sleep(0.05)
-        for path, data in writes.items():
-            full = self.workdir / path
-            if data is None:
-                with contextlib.suppress(FileNotFoundError):
-                    full.unlink()
+        for path in already:
+            with contextlib.suppress(FileNotFoundError):
+                (self.workdir / path).unlink()
+        delay = 0.01
+        refreshed = False
+        for _attempt in range(60):
+            proc = gitcli.read_tree_update(self.workdir, old, new)
+            if proc.returncode == 0:
+                return
+            if "not uptodate" in proc.stderr and not refreshed:
+                # Stat data that no longer matches (a copied or touched tree): read-tree
+                # does not refresh it as checkout does. The content was checked above.
+                gitcli.run(["update-index", "-q", "--refresh"], self.workdir, check=False)
+                refreshed = True
                 continue
-            write_atomic(full, data)
+            if not gitcli.index_busy(proc.stderr):
+                break
+            time.sleep(delay)  # another git process holds index.lock: it is brief
+            delay = min(delay * 2, 0.2)
+        lines = proc.stderr.strip().splitlines()
+        reason = next((ln for ln in lines if ln.startswith(("error:", "fatal:"))), "") or (
+            lines[-1] if lines else f"exit {proc.returncode}"
+        )
+        raise Refused(
+            f"committed {new[:10]}, but git could not update the index and work tree: {reason}",
+            "run 'git ledger doctor --fix' once the other git process is done",
+        )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

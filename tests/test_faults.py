@@ -126,33 +126,36 @@ def test_disk_full_while_writing_objects_is_a_clear_error(
     del Snapshot
 
 
-def test_disk_full_while_writing_the_work_tree_leaves_no_half_file(
-    repo: Repo, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_failed_work_tree_write_is_a_clear_error_and_doctor_finishes_it(repo: Repo) -> None:
+    """git writes the work tree; when it cannot (here a required smudge filter
+    fails, as a full disk would), the commit stands, the error says so, and
+    doctor --fix finishes the index and work tree once the cause is gone."""
     from ledger import store as store_module
     from ledger.commands import doctor
-    from ledger.errors import BadInput
+    from ledger.errors import Refused
 
     target = repo.path / "training_log/README.md"
     old = target.read_bytes()
-
-    def full(_fd: int) -> None:
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(store_module.os, "fsync", full)
+    repo.write(".git/info/attributes", "training_log/README.md filter=broken\n")
+    repo.git("config", "filter.broken.smudge", "false")
+    repo.git("config", "filter.broken.clean", "cat")
+    repo.git("config", "filter.broken.required", "true")
     store = store_module.Store(repo.path)
-    with pytest.raises(BadInput, match="No space left on device"):
+    with pytest.raises(Refused, match="could not update the index and work tree"):
         store.transact(
             lambda snap: store_module.Transition(
                 "note", "n", "note", {"training_log/README.md": old + b"\nmore\n"}
             )
         )
-    assert target.read_bytes() == old, "the file is old or new, never half"
+    assert repo.git("show", "HEAD:training_log/README.md").encode() == old + b"\nmore\n"
+    assert not target.exists() or target.read_bytes() == old, "never half a file"
     assert not [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
-    monkeypatch.undo()
+    assert doctor.run(repo.path, fix=False, stop_runs=False, as_json=True) == 1
+    repo.git("config", "filter.broken.smudge", "cat")
     assert doctor.run(repo.path, fix=True, stop_runs=False, as_json=True) in (0, 1)
     assert target.read_bytes() == old + b"\nmore\n"
     assert repo.git("status", "--porcelain") == ""
+    assert repo.git("diff-index", "HEAD") == "", "real stat data: clean without a refresh"
 
 
 def _refused(cwd: Path, repo: Repo, *args: str) -> None:

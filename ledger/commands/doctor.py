@@ -168,7 +168,7 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
                 "git ledger doctor --fix autosaves it"
             )
             continue
-        data = full.read_bytes()
+        data = store.worktree_content(path)  # through git's clean filters (autocrlf)
 
         def build(snap: Snapshot, path: str = path, data: bytes = data) -> Transition:
             return Transition(
@@ -188,6 +188,9 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
 
 def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None:
     for run in runfiles.records(store.ledger_state_dir / "runs"):
+        if unrecorded := runfiles.unrecorded_problem(run):  # kept until recorded, even by --fix
+            report.problems.append(unrecorded)
+            continue
         pid = run.get("pid")
         if not isinstance(pid, int):
             continue

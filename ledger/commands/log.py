@@ -1,21 +1,27 @@
-"""``git ledger log``: transitions from commit trailers, newest first."""
+"""``git ledger log``: transitions from commit trailers, newest first.
+
+``log -n N`` is exactly the first N rows of ``log``: both read the same lazy
+walk (:meth:`Store.walk_log`) and stop early. A ``git revert`` of a transition
+is a row of its own, kind ``revert``, naming the commit it undid.
+"""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ledger import output
 from ledger.context import open_context
-from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo
+from ledger.errors import LedgerError
+from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, Store
+
+# The line ``git revert`` writes into the message body.
+_REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{40})\b", re.MULTILINE)
 
 
-def transition_of(info: CommitInfo) -> dict[str, Any] | None:
-    kind = info.trailer(TRAILER_TRANSITION)
-    step = info.trailer(TRAILER_STEP)
-    if kind is None:
-        return None
+def _row(info: CommitInfo, kind: str, step: str | None) -> dict[str, Any]:
     return {
         "commit": info.id,
         "time": datetime.fromtimestamp(info.time, UTC).isoformat().replace("+00:00", "Z"),
@@ -27,21 +33,49 @@ def transition_of(info: CommitInfo) -> dict[str, Any] | None:
     }
 
 
+def transition_of(
+    info: CommitInfo, store: Store | None = None, depth: int = 0
+) -> dict[str, Any] | None:
+    """The log row of ``info``: a transition, a revert of one, or None."""
+    reverted = _REVERTS.search(info.message) if store is not None and depth < 8 else None
+    if reverted is not None and store is not None:
+        try:
+            undone = transition_of(store.commit_info(reverted.group(1)), store, depth + 1)
+        except (KeyError, ValueError, LedgerError):
+            undone = None  # the reverted commit is not in this repository
+        if undone is not None:
+            row = _row(info, "revert", undone["step"])
+            row["reverts"] = undone["commit"]
+            return row
+    kind = info.trailer(TRAILER_TRANSITION)
+    if kind is None:
+        return None
+    return _row(info, kind, info.trailer(TRAILER_STEP))
+
+
 def run(cwd: Path, rev: str | None, limit: int | None, step: str | None, as_json: bool) -> int:
     ctx = open_context(cwd)
     found: list[dict[str, Any]] = []
-    for info in ctx.store.walk(rev, lazy=limit is not None):
-        entry = transition_of(info)
-        if entry is None or (step is not None and entry["step"] != step):
-            continue
-        found.append(entry)
-        if limit is not None and len(found) >= limit:
-            break
+    if limit is None or limit > 0:
+        for info in ctx.store.walk_log(rev):
+            entry = transition_of(info, ctx.store)
+            if entry is None or (step is not None and entry["step"] != step):
+                continue
+            found.append(entry)
+            if limit is not None and len(found) >= limit:
+                break
     if as_json:
         output.emit_json(found)
         return 0
     rows = [
-        (e["commit"][:10], e["time"][:19], e["kind"], e["step"] or "", e["subject"]) for e in found
+        (
+            e["commit"][:10],
+            e["time"][:19],
+            e["kind"],
+            e["step"] or "",
+            e["subject"] + (f" (undoes {e['reverts'][:10]})" if "reverts" in e else ""),
+        )
+        for e in found
     ]
     output.table("", ("commit", "time", "kind", "step", "subject"), rows)
     return 0

@@ -176,7 +176,7 @@ def _commit(ctx: Context, rid: str, rel: str, path: Path, as_json: bool) -> int:
     if not path.is_file():
         after = rid.removeprefix("REFLECTION_")
         raise BadInput(f"{rel} does not exist", f"write it first: git ledger reflect {after}")
-    data = path.read_bytes()
+    data = ctx.store.worktree_content(rel)  # what git would commit (autocrlf: LF)
     from ledger.state import missing_from
 
     words = parse_entry("reflection", data, rel)["words"]

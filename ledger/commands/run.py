@@ -25,7 +25,7 @@ def run(
     cwd: Path,
     vid: str,
     *,
-    gate: str,
+    gate: str | None,
     seeds: str | None,
     windows: str | None,
     replicates: int,
@@ -34,6 +34,7 @@ def run(
     out_dir: Path | None,
     replace: str | None,
     as_json: bool,
+    record_finished: bool = False,
 ) -> int:
     ctx = open_context(cwd)
     parse_version(vid, ctx.config.ledger.id_prefix)
@@ -41,6 +42,10 @@ def run(
     version = state.version(vid)
     if version is None:
         raise BadInput(f"no version {vid!r} in {ctx.dir}/", "register it first")
+    if record_finished:
+        return _record_finished(ctx, vid, as_json)
+    if gate is None:
+        raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
     specs = runner.plan(
         ctx, vid, gate, split_list(seeds), split_list(windows), replicates, out_dir, replace
     )
@@ -100,6 +105,29 @@ def run(
     if determinism is not None and not determinism["pass"]:
         return 1
     return 1 if failed else 0
+
+
+def _record_finished(ctx: Context, vid: str, as_json: bool) -> int:
+    """Record the runs of ``vid`` that finished under a ``run`` killed before its commit."""
+    outcomes = runner.record_finished(ctx, vid)
+    if as_json:
+        output.emit_json(
+            {
+                "recorded": [
+                    {"label": o.spec.label, "path": o.recorded, "failed": o.failed}
+                    for o in outcomes
+                ]
+            }
+        )
+    elif not outcomes:
+        output.say(f"no finished runs of {vid} are waiting to be recorded")
+    else:
+        for o in outcomes:
+            output.say(
+                f"{'FAILED' if o.failed else 'recorded'}: {o.spec.label} -> {o.recorded}"
+                + (f" ({o.reason})" if o.failed else "")
+            )
+    return 0
 
 
 def _execute_with_progress(
@@ -218,7 +246,7 @@ def _detach(
     )
     args += ["--seeds", seeds] if seeds else ["--windows", windows or ""]
     if out_dir is not None:
-        args += ["--out-dir", str(out_dir)]
+        args += ["--out-dir", str(out_dir.absolute())]  # the worker starts at the top
     if replace is not None:
         args += ["--replace", replace]
     ctx = open_context(top)

@@ -1,0 +1,182 @@
+"""``run``: one transition per run, finished seeds of a killed run kept, timeouts, ``-C`` paths."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo, fingerprint, ledger, register
+
+# seed "bad" fails, a seed starting with "slow" outlives any test.
+GATE = """\
+import json, sys, time
+seed, out = sys.argv[1], sys.argv[2]
+if seed.startswith("slow"):
+    time.sleep(120)
+if seed == "bad":
+    print("boom"); sys.exit(3)
+with open(out, "w") as handle:
+    json.dump({"score": 10.0 + len(seed) / 10}, handle)
+"""
+
+CONFIG = """\
+[ledger]
+dir = "training_log"
+
+[gates.recent]
+metric = "score"
+noise_floor = 0.5
+command = ["{python}", "gate.py", "{{seed}}", "{{out}}"]
+[gates.recent.metrics]
+score = "$.score"
+"""
+
+
+@pytest.fixture
+def gated(bare_repo: Repo) -> Repo:
+    bare_repo.write("gate.py", GATE)
+    bare_repo.write("ledger.toml", CONFIG.format(python=sys.executable))
+    bare_repo.commit_all("chore: gate")
+    bare_repo.ok("init")
+    assert register(bare_repo, "V1").code == 0
+    return bare_repo
+
+
+def _results(repo: Repo, rev: str = "HEAD") -> list[str]:
+    return repo.git("diff-tree", "--no-commit-id", "--name-only", "-r", f"{rev}~1", rev).split()
+
+
+def test_run_commits_one_transition_with_each_seed_and_its_provenance(gated: Repo) -> None:
+    before = gated.head()
+    result = gated.run("run", "V1", "--gate", "recent", "--seeds", "1,22,bad,4444", "--jobs", "2")
+    assert result.code == 1, "a failed seed fails the run"
+    assert gated.git("rev-parse", "HEAD~1").strip() == before, "one commit for the whole run"
+    assert gated.trailers() == {"Ledger-Transition": "run", "Ledger-Step": "V1"}
+    assert sorted(_results(gated)) == [
+        "training_log/results/V1/recent/seed-1.json",
+        "training_log/results/V1/recent/seed-22.json",
+        "training_log/results/V1/recent/seed-4444.json",
+        "training_log/results/V1/recent/seed-bad-failed.json",
+    ]
+    shas = set()
+    for seed in ("1", "22", "4444"):
+        stored = json.loads(
+            (gated.path / f"training_log/results/V1/recent/seed-{seed}.json").read_text()
+        )
+        assert stored["seed"] == seed and stored["metrics"]["score"] == 10.0 + len(seed) / 10
+        assert stored["provenance"]["code_commit"] == before
+        assert stored["provenance"]["wall_time_s"] > 0
+        shas.add(stored["provenance"]["source_sha256"])
+    assert len(shas) == 3, "each seed has its own provenance"
+    failed = json.loads(
+        (gated.path / "training_log/results/V1/recent/seed-bad-failed.json").read_text()
+    )
+    assert failed["exit_code"] == 3 and "boom" in failed["log_tail"]
+    assert "seed bad: FAILED (exit code 3)" in gated.git("log", "-1", "--format=%b")
+    assert gated.git("status", "--porcelain") == ""
+    assert not list((gated.path / ".git/ledger/runs").glob("*.json"))
+
+
+def test_finished_seeds_of_a_killed_run_are_listed_and_recorded(gated: Repo) -> None:
+    runs = gated.path / ".git/ledger/runs"
+    argv = ["run", "V1", "--gate", "recent", "--seeds", "1,slow1", "--jobs", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ledger", *argv],
+        cwd=gated.path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    records: list[dict[str, object]] = []
+    try:
+        for _ in range(1200):  # until seed 1 has finished and slow1 is running
+            records = [json.loads(p.read_text()) for p in runs.glob("run-*.json")]
+            if len(records) == 2 and any(r.get("finished") for r in records):
+                break
+            assert proc.poll() is None
+            time.sleep(0.05)
+        assert any(r.get("finished") for r in records)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        slow = next(r for r in records if not r.get("finished"))
+        os.kill(int(str(slow["pid"])), signal.SIGKILL)
+    finally:
+        for record in records:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(str(record["pid"])), signal.SIGKILL)
+    head = gated.head()
+    assert gated.trailers()["Ledger-Transition"] == "register", "nothing was committed yet"
+    doctor = gated.run("doctor", "--json")
+    problems = " ".join(doctor.json()["problems"])
+    assert doctor.code == 1
+    assert "finished run not on record: V1 recent seed 1" in problems
+    assert "git ledger run V1 --record-finished" in problems
+    gated.run("doctor", "--fix")
+    assert "finished run not on record" in gated.run("doctor").out, "--fix never drops it"
+    recorded = gated.ok("run", "V1", "--record-finished", "--json").json()["recorded"]
+    assert [r["label"] for r in recorded] == ["V1 recent seed 1"] and not recorded[0]["failed"]
+    assert gated.git("rev-parse", "HEAD~1").strip() == head
+    assert _results(gated) == ["training_log/results/V1/recent/seed-1.json"]
+    stored = json.loads((gated.path / "training_log/results/V1/recent/seed-1.json").read_text())
+    assert stored["metrics"]["score"] == 10.1 and stored["provenance"]["wall_time_s"] > 0
+    assert "finished run not on record" not in gated.run("doctor").out
+    again = gated.ok("run", "V1", "--record-finished")
+    assert "no finished runs" in again.out and gated.git("rev-parse", "HEAD~1").strip() == head
+
+
+def test_a_run_over_timeout_seconds_is_killed_and_recorded_as_failed(gated: Repo) -> None:
+    config = gated.path / "ledger.toml"
+    config.write_text(config.read_text() + "\n[run]\ntimeout_seconds = 0.5\n")
+    gated.commit_all("chore: run timeout")
+    result = gated.run("run", "V1", "--gate", "recent", "--seeds", "slow1,1", "--json")
+    assert result.code == 1
+    runs = {r["label"]: r for r in result.json()["runs"]}
+    slow = runs["V1 recent seed slow1"]
+    assert slow["failed"] and slow["reason"] == "timed out after 0.5 s ([run] timeout_seconds)"
+    assert not runs["V1 recent seed 1"]["failed"]
+    stored = json.loads(
+        (gated.path / "training_log/results/V1/recent/seed-slow1-failed.json").read_text()
+    )
+    assert stored["status"] == "failed" and "timed out after 0.5 s" in stored["log_tail"]
+    assert stored["exit_code"] == -signal.SIGTERM
+
+
+def test_relative_paths_after_dash_c_are_relative_to_it(gated: Repo, tmp_path: Path) -> None:
+    gated.write("in/result.json", json.dumps({"score": 9.5}))
+    outside = gated.path.parent
+    ledger(
+        outside, "-C", "repo", "record", "V1", "--gate", "recent", "--seed", "7", "in/result.json"
+    )
+    assert gated.git("show", "HEAD:training_log/results/V1/recent/seed-7.json")
+    ran = ledger(
+        outside, "-C", "repo", "run", "V1", "--gate", "recent", "--seeds", "8", "--out-dir", "out"
+    )
+    assert ran.code == 0, ran.err
+    assert (gated.path / "out/V1/recent/seed-8.json").is_file()
+    before = fingerprint(gated.path)
+    missing = ledger(outside, "-C", "nowhere", "status")
+    assert missing.code == 2 and "nowhere" in missing.err
+    assert fingerprint(gated.path) == before
+
+
+def test_run_out_dir_relative_to_a_subdirectory(gated: Repo) -> None:
+    sub = gated.path / "sub"
+    sub.mkdir()
+    ran = ledger(sub, "run", "V1", "--gate", "recent", "--seeds", "1", "--out-dir", "out", "--json")
+    assert ran.code == 0, ran.err
+    assert (sub / "out/V1/recent/seed-1.json").is_file()
+    assert not ran.json()["runs"][0]["failed"]
+    detached = ledger(
+        sub, "run", "V1", "--gate", "recent", "--seeds", "2", "--out-dir", "out2", "--detach"
+    )
+    assert detached.code == 0, detached.err
+    gated.ok("wait", "--timeout", "120")
+    assert (sub / "out2/V1/recent/seed-2.json").is_file()
+    assert gated.git("show", "HEAD:training_log/results/V1/recent/seed-2.json")
