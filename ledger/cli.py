@@ -806,7 +806,10 @@ def hooks_uninstall(obj: _Ctx, allow_hooks_path: bool) -> int:
 
 @hooks.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument(
-    "stage", type=click.Choice(["pre-commit", "prepare-commit-msg", "commit-msg", "pre-push"])
+    "stage",
+    type=click.Choice(
+        ["pre-commit", "prepare-commit-msg", "commit-msg", "pre-push", "pre-receive", "update"]
+    ),
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx

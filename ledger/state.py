@@ -49,7 +49,8 @@ class Version:
 
     @property
     def concluded(self) -> bool:
-        return self.front.conclusion is not None
+        # A void version's verdict (if any) never counts: not concluded, not open.
+        return self.front.conclusion is not None and not self.front.void
 
     @property
     def verdict(self) -> str | None:

@@ -814,6 +814,15 @@ def verify(
         else:
             kept.append(f)
     report.findings = kept
+    if not since:
+        from ledger import verifycache
+
+        verifycache.save(
+            str(store.ledger_state_dir),
+            str(store.common_dir),
+            tip_id,
+            [f.as_json() for f in report.findings],
+        )
     return report
 
 
