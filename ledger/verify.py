@@ -286,8 +286,8 @@ class _Replay:
                     "one-bet-per-version",
                     f"code commit for {step}, which is not open (registered and not concluded) here",
                     f"code for a version comes between its registration and its conclusion; "
-                    f"git ledger void {step} --reason ... if it cannot count",
-                    step,
+                    f"git ledger void {opened[0] if opened else step} --reason ... if it cannot count",
+                    opened[0] if opened else step,
                 )
             return
         if opened and self.strict:

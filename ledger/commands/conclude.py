@@ -15,7 +15,7 @@ from ledger.render.markdown import conclusion_block, gate_table
 from ledger.state import Version
 from ledger.store import Snapshot, Transition
 from ledger.verdicts import contradiction, evidence, summary
-from ledger.verify import frozen_config, require_clean
+from ledger.verify import frozen_config, require_clean, reserved_ids
 
 
 def run(
@@ -45,6 +45,13 @@ def run(
         state = ctx.state(snap)
         version = state.version(vid)
         if version is None:
+            # Registered once (deleted or broken since): a refusal, not a typo.
+            if vid in reserved_ids(ctx.store, ctx.config, ctx.config_file):
+                require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
+                raise Refused(
+                    f"{vid}'s registration no longer parses or was withdrawn",
+                    "register the next id",
+                )
             raise BadInput(f"no version {vid!r} in {ctx.dir}/", "see 'git ledger status'")
         if version.front.void:
             raise Refused(f"{vid} is void ({version.front.void})", "register a new version")

@@ -69,6 +69,8 @@ def after_register(ctx: Context) -> None:
         clean_env=True,
         timeout=120,
     )
+    if proc.returncode == 0:
+        _mirror_witnesses(ctx, remote)
     if proc.returncode != 0:
         last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else str(proc.returncode)
         output.warn(
@@ -195,6 +197,14 @@ def _check_arriving(ctx: Context, theirs: str, ours: str | None) -> None:
         raise Refused(
             f"what the remote holds does not verify: {lines}{more}",
             f"nothing was merged; inspect it with git ledger verify {theirs[:10]}",
+        )
+
+
+def _mirror_witnesses(ctx: Context, remote: str) -> None:
+    """Witnesses the remote now holds: kept as its copies, which a local rewrite cannot move."""
+    for name, target in ctx.store.refs(WITNESS).items():
+        ctx.store.create_ref(
+            f"{REMOTE_WITNESS}{remote}/witness/{name[len(WITNESS) :]}", target, "ledger: pushed"
         )
 
 
@@ -331,6 +341,7 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
             timeout=300,
         )
         if push.returncode == 0:
+            _mirror_witnesses(ctx, remote)
             break
         refused = [
             line.strip().removeprefix("remote:").strip()
