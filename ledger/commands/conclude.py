@@ -39,6 +39,8 @@ def run(
         raise BadInput("--next is empty", "say what the loop does next")
     if override is not None and not override.strip():
         raise BadInput("--override needs a reason")
+    if override is not None and ("\n" in override.strip() or "\r" in override):
+        raise BadInput("--override must be one line (it becomes a commit trailer)")
     ctx.require_committed_config()
 
     def build(snap: Snapshot) -> Transition:

@@ -158,6 +158,31 @@ def uncommitted_entries(store: Store, directory: str) -> list[tuple[str, str]]:
     return [(e[:2], e[3:]) for e in out.split("\0") if len(e) > 3]
 
 
+def _frozen_edit(store: Store, path: str, data: bytes) -> str | None:
+    """Why ``data`` must not be autosaved: it edits a registration's frozen part."""
+    from ledger.errors import LedgerError as _Error
+    from ledger.history import frozen_part
+    from ledger.model.documents import decode_text
+
+    committed = store.snapshot().read(path)
+    if committed is None or not path.endswith(".md"):
+        return None
+    try:
+        old = frozen_part(decode_text(committed, path), path)
+    except _Error:
+        return None
+    try:
+        changed = frozen_part(decode_text(data, path), path) != old
+    except _Error:
+        changed = True
+    if not changed:
+        return None
+    return (
+        f"{path} edits the frozen part of a registration (front matter or Hypothesis); "
+        f"doctor never autosaves it: restore the committed text with 'git restore {path}'"
+    )
+
+
 def check_entries(store: Store, directory: str, fix: bool, report: Report) -> None:
     entries = uncommitted_entries(store, directory)
     if not entries:
@@ -177,6 +202,10 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
             )
             continue
         data = full.read_bytes()
+        frozen = _frozen_edit(store, path, data)
+        if frozen:
+            report.problems.append(frozen)
+            continue
 
         def build(snap: Snapshot, path: str = path, data: bytes = data) -> Transition:
             return Transition(

@@ -75,7 +75,10 @@ def choose_id(
             raise BadInput(f"{requested} is already registered", "pick another id or omit it")
         return str(vid), parent
     if parent is None:
-        return f"{prefix}1", None
+        first = VersionId(prefix, 1)
+        while str(first) in taken:
+            first = first.next_number()
+        return str(first), None
     base = parse_version(parent, prefix)
     candidate = VersionId(prefix, base.number + 1)
     if str(candidate) in taken:
@@ -233,8 +236,19 @@ def run(
 def _require_clean_ledger_dir(ctx: Context) -> None:
     """A registration must not sit on top of ledger entries nobody committed."""
     workdir = ctx.store.require_workdir()
+    # --no-optional-locks: a refusal must leave the repository byte-identical,
+    # and a plain git status rewrites the index to refresh its stat cache.
     out = gitcli.output(
-        ["status", "--porcelain", "--untracked-files=all", "-z", "--", ctx.dir], workdir
+        [
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "-z",
+            "--",
+            ctx.dir,
+        ],
+        workdir,
     )
     paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
     if paths:
