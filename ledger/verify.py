@@ -591,7 +591,9 @@ class _Replay:
         if reverted is not None and (path, new, None) in self.diff(reverted):
             self.note(c, "restored", vid, path, f"restored: {c.subject}")
             return
-        if kind not in RESULT_KINDS or step != vid:
+        # matrix conclude brings every cell's results onto the base branch at once.
+        by_matrix = kind == "matrix-conclude" and "." in vid and vid.split(".")[0] == step
+        if (kind not in RESULT_KINDS or step != vid) and not by_matrix:
             self.finding(
                 c,
                 path,
@@ -612,7 +614,7 @@ class _Replay:
                 f"git ledger void {vid} --reason ...",
                 vid,
             )
-        elif set(current[3]) & set("cv"):
+        elif set(current[3]) & set("cv") and not by_matrix:
             self.finding(
                 c,
                 path,

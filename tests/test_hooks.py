@@ -150,7 +150,7 @@ def test_push_refuses_code_commits_of_an_unregistered_version(hooked: Repo, tmp_
         text=True,
         check=False,
     )
-    assert push.returncode != 0 and "code-before-registration" in push.stderr
+    assert push.returncode != 0 and "one-bet-per-version" in push.stderr
 
 
 def _start_commit_holding_the_index(repo: Repo) -> subprocess.Popen[bytes]:

@@ -264,8 +264,8 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
         # git itself and the tracking ref keeps what we saw, so a rerun refuses too.
         fetch = gitcli.run(
             [
-                "fetch",
-                "--quiet",
+                "fetch",  # not --quiet: git says "non-fast-forward" on stderr only without it
+                "--no-progress",
                 remote,
                 f"refs/heads/{branch}:refs/remotes/{remote}/{branch}",
                 f"+{WITNESS}*:{REMOTE_WITNESS}{remote}/witness/*",
