@@ -593,6 +593,8 @@ class _Replay:
             return
         # matrix conclude brings every cell's results onto the base branch at once.
         by_matrix = kind == "matrix-conclude" and "." in vid and vid.split(".")[0] == step
+        # sync's rename moves a version's results with it, in the same commit.
+        by_matrix = by_matrix or (kind == "rename" and step == vid)
         if (kind not in RESULT_KINDS or step != vid) and not by_matrix:
             self.finding(
                 c,

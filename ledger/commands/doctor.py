@@ -158,13 +158,30 @@ def uncommitted_entries(store: Store, directory: str) -> list[tuple[str, str]]:
     return [(e[:2], e[3:]) for e in out.split("\0") if len(e) > 3]
 
 
-def _frozen_edit(store: Store, path: str, data: bytes) -> str | None:
-    """Why ``data`` must not be autosaved: it edits a registration's frozen part."""
+def _frozen_edit(
+    store: Store, path: str, data: bytes, directory: str = "", prefix: str = "V"
+) -> str | None:
+    """Why ``data`` must not be autosaved: it edits a registration's frozen part, it
+    does not parse, or it is an entry only a transition brings into being
+    (invariants 1, 5 and 6 of ``git ledger verify``)."""
     from ledger.errors import LedgerError as _Error
     from ledger.history import frozen_part
     from ledger.model.documents import decode_text
+    from ledger.state import classify, parse_entry
 
     committed = store.snapshot().read(path)
+    rel = path[len(directory) + 1 :] if directory and path.startswith(directory + "/") else path
+    kind = classify(rel, prefix) if directory else None
+    if kind is not None:
+        try:
+            parse_entry(kind, data, path)
+        except _Error as exc:
+            return f"{exc.message}; doctor never autosaves an entry that does not parse: fix it"
+        if committed is None and kind in ("version", "matrix", "result"):
+            return (
+                f"{path} is a new {kind}, which only its transition writes; doctor never "
+                "autosaves it: use git ledger register/record (or remove it)"
+            )
     if committed is None or not path.endswith(".md"):
         return None
     try:
@@ -183,7 +200,9 @@ def _frozen_edit(store: Store, path: str, data: bytes) -> str | None:
     )
 
 
-def check_entries(store: Store, directory: str, fix: bool, report: Report) -> None:
+def check_entries(
+    store: Store, directory: str, fix: bool, report: Report, prefix: str = "V"
+) -> None:
     entries = uncommitted_entries(store, directory)
     if not entries:
         return
@@ -202,7 +221,7 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
             )
             continue
         data = full.read_bytes()
-        frozen = _frozen_edit(store, path, data)
+        frozen = _frozen_edit(store, path, data, directory, prefix)
         if frozen:
             report.problems.append(frozen)
             continue
@@ -344,7 +363,7 @@ def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
         check_locks(store, stale, fix, report)
         check_journal(store, fix, report)
         if loaded is not None and store.workdir is not None:
-            check_entries(store, loaded[0].dir, fix, report)
+            check_entries(store, loaded[0].dir, fix, report, loaded[0].ledger.id_prefix)
         check_runs(store, fix, stop_runs, report)
         check_config(store, fix, report)
         check_driver(store, fix, report)
