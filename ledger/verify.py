@@ -257,19 +257,33 @@ class _Replay:
         step = c.trailer(TRAILER_STEP) or ""
         changes = self.diff(c)
         base = self.dir + "/"
-        opened = self.open_steps(versions)
+        opened = list(state.get("o", []))  # open before this commit
         code: list[str] = []
+        entries = False
         for path, old, new in changes:
             if path.startswith(base):
                 self.entry_change(c, state, kind, step, path, old, new)
+                entries = True
             elif path == self.config_file:
                 self.config_change(c, state, kind, old, new, opened, len(changes))
             elif not is_free(path, self.free):
                 code.append(path)
         if code and kind is None:
             self.code_commit(c, step, code, opened)
+        if entries:
+            # Kept incrementally (only the versions this commit touched): scanning
+            # every version at every commit is quadratic.
+            open_now = [v for v in state.get("o", []) if v in versions]
+            for vid in state.pop("touched", []):
+                flags = versions[vid][3] if vid in versions else "g"
+                if set(flags) & set("cvgm"):
+                    open_now = [v for v in open_now if v != vid]
+                elif vid not in open_now:
+                    open_now.append(vid)
+            state["o"] = open_now
 
-    def open_steps(self, versions: dict[str, VState]) -> list[str]:
+    @staticmethod
+    def open_steps(versions: dict[str, VState]) -> list[str]:
         return [
             vid
             for vid, (_reg, _frozen, _blob, flags) in versions.items()
@@ -400,6 +414,10 @@ class _Replay:
         vid = rel[: -len("-matrix.md")] if what == "matrix" else rel[:-3]
         starts = ("matrix-register",) if what == "matrix" else ("register", "rename")
         current = versions.get(vid)
+        touched = state.setdefault("touched", [])
+        touched.append(vid)
+        if what == "matrix":
+            touched.extend(f"{vid}.{name}" for name in self.cells_of(new or old, path))
         if new is None:
             if current is None:
                 return
@@ -511,6 +529,14 @@ class _Replay:
                 cell_state = versions.get(f"{vid}.{cell.get('name')}")
                 if cell_state is not None:
                     cell_state[3] = "x" + current[3].replace("m", "")
+
+    def cells_of(self, blob: str | None, path: str) -> list[str]:
+        if blob is None:
+            return []
+        parsed = self.parse("matrix", blob, path)
+        if isinstance(parsed, str):
+            return []
+        return [str(cell.get("name")) for cell in parsed["model"].get("cells", [])]
 
     @staticmethod
     def closing_flags(what: str, model: dict[str, Any]) -> str:
@@ -667,6 +693,7 @@ class _Replay:
                 if vid not in state["v"] or in_merge:
                     state["v"][vid] = list(vs)
         state["marks"] = sorted(marks)
+        state["o"] = self.open_steps(state["v"])
         pending: dict[str, list[str]] = {}
         for parent in parents:
             for path, item in parent.get("del", {}).items():
@@ -826,6 +853,7 @@ def verify(
             str(store.common_dir),
             tip_id,
             [f.as_json() for f in report.findings],
+            [n.as_json() for n in report.notes],
         )
     return report
 

@@ -34,8 +34,14 @@ def refs_key(common: str) -> str:
     return "|".join(parts)
 
 
-def save(state_dir: str, common: str, tip: str, findings: list[dict[str, str]]) -> None:
-    data = {"tip": tip, "refs": refs_key(common), "findings": findings}
+def save(
+    state_dir: str,
+    common: str,
+    tip: str,
+    findings: list[dict[str, str]],
+    notes: list[dict[str, str]] | None = None,
+) -> None:
+    data = {"tip": tip, "refs": refs_key(common), "findings": findings, "notes": notes or []}
     try:
         os.makedirs(state_dir, exist_ok=True)
         tmp = os.path.join(state_dir, f".{REPORT_FILE}.{os.getpid()}.tmp")
@@ -56,3 +62,13 @@ def load(state_dir: str, common: str, tip: str) -> list[dict[str, str]] | None:
         return None
     findings = data.get("findings")
     return findings if isinstance(findings, list) else None
+
+
+def load_notes(state_dir: str) -> list[dict[str, str]]:
+    """The notes saved with the report :func:`load` just accepted."""
+    try:
+        with open(os.path.join(state_dir, REPORT_FILE), encoding="utf-8") as handle:
+            notes = json.load(handle).get("notes", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    return notes if isinstance(notes, list) else []
