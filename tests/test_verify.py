@@ -284,3 +284,15 @@ def test_doctor_fix_never_autosaves_an_edit_of_a_frozen_part(loop: Repo) -> None
     assert "frozen" in result.out + result.err and f"git restore {V1}" in result.out + result.err
     loop.git("restore", V1)
     loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "x", "--override", "t")
+
+
+def test_hook_fast_path_free_paths_match_the_configured_defaults() -> None:
+    from ledger import hookrun
+    from ledger.commitrules import DEFAULT_FREE_PATHS, glob_match, is_free
+
+    assert tuple(hookrun.FREE_PATHS.split("\x1f")) == DEFAULT_FREE_PATHS
+    assert glob_match("docs/a/b.md", "docs/**") and glob_match("README.md", "*.md")
+    assert glob_match("sub/dir/NOTES.md", "*.md") and not glob_match("src/x.py", "*.md")
+    assert glob_match(".github/workflows/ci.yml", ".github/**")
+    assert not glob_match("src/docs/x.py", "docs/**") and glob_match("LICENSE.txt", "LICENSE*")
+    assert not is_free("src/model.py", DEFAULT_FREE_PATHS)
