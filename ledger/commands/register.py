@@ -251,6 +251,13 @@ def _require_clean_ledger_dir(ctx: Context) -> None:
         workdir,
     )
     paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+    for path in paths:
+        full = workdir / path
+        if full.is_symlink() or (full.exists() and not full.is_file()):
+            raise BadInput(
+                f"{path} is not a regular file in the working tree",
+                "move it away; ledger entries are plain files",
+            )
     if paths:
         shown = ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
         raise Refused(
