@@ -931,7 +931,10 @@ def hooks_uninstall(obj: _Ctx, allow_hooks_path: bool) -> int:
 
 @hooks.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument(
-    "stage", type=click.Choice(["pre-commit", "prepare-commit-msg", "commit-msg", "pre-push"])
+    "stage",
+    type=click.Choice(
+        ["pre-commit", "prepare-commit-msg", "commit-msg", "pre-push", "pre-receive", "update"]
+    ),
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
@@ -970,6 +973,47 @@ def plot(obj: _Ctx, gate: str, out: Path | None) -> int:
     from ledger.commands import report as command
 
     return command.plot(obj.cwd, gate, out)
+
+
+@cli.command()
+@click.argument("rev_range", metavar="[RANGE]", required=False)
+@json_option
+@pass_ctx
+def verify(obj: _Ctx, rev_range: str | None, as_json: bool) -> int:
+    """Replay history and check every invariant (exit 1: findings; 2: cannot verify)."""
+    from ledger.commands import verify as command
+
+    return command.run(obj.cwd, rev_range, as_json)
+
+
+@cli.command()
+@click.argument("step_id")
+@click.option("--reason", required=True, help="Why its results can no longer count (one line).")
+@json_option
+@pass_ctx
+def void(obj: _Ctx, step_id: str, reason: str, as_json: bool) -> int:
+    """Close a version whose results can no longer count; its id is never reused."""
+    from ledger.commands import void as command
+
+    return command.run(obj.cwd, step_id, reason, as_json)
+
+
+@cli.group("config")
+def config_() -> None:
+    """Configuration transitions."""
+
+
+@config_.command("set")
+@click.argument("key")
+@click.argument("value")
+@click.option("--reason", required=True, help="Why the setting changes (one line).")
+@json_option
+@pass_ctx
+def config_set(obj: _Ctx, key: str, value: str, reason: str, as_json: bool) -> int:
+    """Change KEY in ledger.toml as its own transition; applies to later registrations."""
+    from ledger.commands import config as command
+
+    return command.run_set(obj.cwd, key, value, reason, as_json)
 
 
 @cli.command()

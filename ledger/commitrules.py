@@ -24,6 +24,59 @@ TYPES = frozenset(
 )
 # No regular expressions here: importing re costs the commit-msg hook ~6 ms.
 
+# Paths a commit may touch with no version open ([hooks] free_paths): documentation
+# and tooling, as a user of pre-commit or a CI service expects. The ledger dir is
+# never code, and the configuration file is a transition of its own.
+DEFAULT_FREE_PATHS = (
+    "*.md",
+    "docs/**",
+    ".github/**",
+    ".gitlab-ci.yml",
+    ".gitlab/**",
+    ".gitignore",
+    ".gitattributes",
+    ".pre-commit-config.yaml",
+    ".pre-commit-hooks.yaml",
+    "LICENSE*",
+)
+
+
+def _match_segment(name: str, pattern: str) -> bool:
+    """fnmatch for one path segment (``*`` and ``?``), without importing fnmatch/re."""
+    if not pattern:
+        return not name
+    if pattern[0] == "*":
+        rest = pattern.lstrip("*")
+        return any(_match_segment(name[i:], rest) for i in range(len(name) + 1))
+    if not name:
+        return False
+    if pattern[0] in ("?", name[0]):
+        return _match_segment(name[1:], pattern[1:])
+    return False
+
+
+def _match_parts(parts: list[str], pats: list[str]) -> bool:
+    if not pats:
+        return not parts
+    if pats[0] == "**":
+        return any(_match_parts(parts[i:], pats[1:]) for i in range(len(parts) + 1))
+    return bool(parts) and _match_segment(parts[0], pats[0]) and _match_parts(parts[1:], pats[1:])
+
+
+def glob_match(path: str, pattern: str) -> bool:
+    """gitignore-like: a pattern without '/' matches the file name at any depth;
+    otherwise it is anchored at the top, and ``**`` matches any number of folders."""
+    pattern = pattern.strip().lstrip("/")
+    if not pattern:
+        return False
+    if "/" not in pattern:
+        return _match_segment(path.rsplit("/", 1)[-1], pattern)
+    return _match_parts(path.split("/"), pattern.split("/"))
+
+
+def is_free(path: str, patterns: tuple[str, ...] | list[str]) -> bool:
+    return any(glob_match(path, p) for p in patterns)
+
 
 def is_conventional(subject: str) -> bool:
     """``type(scope)!: summary`` with a known type; scope and ``!`` optional."""

@@ -11,14 +11,16 @@ import sys
 from pathlib import Path
 
 from ledger import gitcli
-from ledger.context import Context, open_context
+from ledger.context import Context, load_config, open_context
 from ledger.errors import LedgerError
-from ledger.history import check_registration, frozen_part
+from ledger.history import frozen_part
+from ledger.model.config import LedgerConfig
 from ledger.model.documents import decode_text, get_block, parse_document
 from ledger.render.markdown import conclusion_block, gate_table
 from ledger.rules import Finding, registration_blockers
 from ledger.state import LedgerState, classify
-from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, Snapshot
+from ledger.store import TRAILER_TRANSITION, Snapshot, Store
+from ledger.verify import WITNESS, verify
 from ledger.views import drift, readme_path, readme_views
 
 ZERO = "0" * 40
@@ -42,6 +44,8 @@ def open_version_info() -> tuple[str | None, list[str]]:
 
 def run(check: str, staged: list[str], **kwargs: str) -> int:
     stage = check.replace("_", "-")
+    if check in ("pre_receive", "update"):
+        return server_side(stage, kwargs.get("refs", ""))
     try:
         ctx = open_context(Path("."))
         if check == "pre_commit":
@@ -192,11 +196,14 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
 
 
 def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str]]:
-    """(remote sha, local sha) pairs being pushed, from git's stdin or pre-commit's env."""
+    """(remote sha, local sha) pairs being pushed, from git's stdin or pre-commit's env.
+
+    Witness refs (refs/ledger/*) name registrations already checked with their branch.
+    """
     pairs = []
     for line in stdin.splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[1] != ZERO:
+        if len(parts) == 4 and parts[1] != ZERO and not parts[0].startswith("refs/ledger/"):
             pairs.append((parts[3], parts[1]))
     if not pairs and os.environ.get("PRE_COMMIT_TO_REF"):
         pairs.append((os.environ.get("PRE_COMMIT_FROM_REF", ZERO), os.environ["PRE_COMMIT_TO_REF"]))
@@ -204,6 +211,7 @@ def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str]]
 
 
 def pre_push(ctx: Context, remote: str, stdin: str) -> list[Finding]:
+    """Clean ledger dir, and ``git ledger verify`` on the commits being pushed."""
     workdir = ctx.store.require_workdir()
     found: list[Finding] = []
     dirty = gitcli.output(
@@ -221,68 +229,99 @@ def pre_push(ctx: Context, remote: str, stdin: str) -> list[Finding]:
         )
     remote_name = remote or os.environ.get("PRE_COMMIT_REMOTE_NAME", "")
     for old, new in _push_ranges(ctx, remote_name, stdin):
-        if old != ZERO and ctx.store.repo.get(old) is not None:
-            spec = [new, f"^{old}"]
+        if old != ZERO and ctx.store.has_commit(old):
+            since = [old]
         else:
-            spec = [new, "--not", f"--remotes={remote_name}"] if remote_name else [new]
-        log = gitcli.output(
-            [
-                "log",
-                "--format=%H%x00%(trailers:key=Ledger-Step,valueonly,separator=%x2C)"
-                "%x00%(trailers:key=Ledger-Transition,valueonly,separator=%x2C)%x00%s%x1e",
-                *spec,
-            ],
-            workdir,
-        )
-        found += _check_pushed(ctx, new, log)
+            since = (
+                list(ctx.store.refs(f"refs/remotes/{remote_name}/").values()) if remote_name else []
+            )
+        found += _verified(ctx.store, ctx.config, ctx.config_file, new, since)
     return found
 
 
-def _check_pushed(ctx: Context, tip: str, log: str) -> list[Finding]:
+def _verified(
+    store: Store, config: LedgerConfig, config_file: str, tip: str, since: list[str]
+) -> list[Finding]:
+    report = verify(store, config, config_file, tip, since)
+    return [
+        Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}".replace(" : ", ": "), f.fix)
+        for f in report.findings
+    ]
+
+
+def server_side(stage: str, refs: str) -> int:
+    """pre-receive (refs on stdin) or update (REF OLD NEW): verify what is pushed."""
+    if stage == "update":
+        parts = refs.split()
+        updates = [(parts[1], parts[2], parts[0])] if len(parts) == 3 else []
+    else:
+        updates = []
+        for line in sys.stdin.read().splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                updates.append((parts[0], parts[1], parts[2]))
+    try:
+        found = receive(Store("."), updates)
+    except LedgerError as exc:
+        sys.stderr.write(f"git-ledger {stage} refused: {exc.one_line()}\n")
+        return 1
+    for finding in found:
+        sys.stderr.write(f"git-ledger {stage} refused: {finding.line()}\n")
+    return 1 if found else 0
+
+
+def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
+    """Findings for a push of ``updates`` ((old, new, ref)) into ``store``."""
     found: list[Finding] = []
-    code_versions: dict[str, list[str]] = {}
-    for record in log.split("\x1e"):
-        fields = record.strip("\n").split("\x00")
-        if len(fields) < 4:
-            continue
-        commit, step, kind = fields[0], fields[1].strip(), fields[2].strip()
-        if step and not kind:
-            code_versions.setdefault(step, []).append(commit)
-    if not code_versions:
-        return found
-    state = ctx.state(ctx.store.snapshot(tip))
-    concluded_by_transition = {
-        info.trailer(TRAILER_STEP)
-        for info in ctx.store.walk(tip)
-        if info.trailer(TRAILER_TRANSITION) == "conclude"
-    }
-    for vid, commits in sorted(code_versions.items()):
-        try:
-            check_registration(ctx.store, ctx.dir, vid, tip)
-        except LedgerError as exc:
-            found.append(
-                Finding(
-                    "code-before-registration",
-                    f"{vid} ({', '.join(c[:10] for c in commits[:3])}): {exc.message}",
-                    exc.hint or f"git ledger register {vid} ...",
+    incoming: dict[str, str] = {}
+    for old, new, ref in updates:
+        if ref.startswith(WITNESS):
+            if old != ZERO:
+                found.append(
+                    Finding(
+                        "witness",
+                        f"{ref} exists here ({old[:10]}): a witness is never moved or deleted",
+                        "push the original history; a rewritten registration cannot replace it",
+                    )
                 )
-            )
+            else:
+                incoming[ref[len(WITNESS) :]] = new
+    heads = list(store.refs("refs/heads/").values())
+    for old, new, ref in updates:
+        if not ref.startswith("refs/heads/") or new == ZERO:
             continue
-        version = state.version(vid)
-        later = version is not None and any(
-            state.version_key(v.id) > state.version_key(vid) for v in state.versions
-        )
-        if (
-            version is not None
-            and (version.concluded or later)
-            and vid not in concluded_by_transition
-        ):
-            found.append(
-                Finding(
-                    "log-entry-missing",
-                    f"{vid} has code commits ({', '.join(c[:10] for c in commits[:3])}) but no "
-                    "log-entry commit (Ledger-Transition: conclude)",
-                    f"git ledger conclude {vid} --verdict ... --next ...",
+        loaded = load_config(store, store.snapshot(new))
+        if loaded is None:
+            continue
+        config, config_file = loaded
+        if old != ZERO and store.has_commit(old) and not store.is_ancestor(old, new):
+            dropped = [
+                c for c in store.walk_new(old, [new]) if c.trailer(TRAILER_TRANSITION) is not None
+            ]
+            if dropped:
+                found.append(
+                    Finding(
+                        "rewritten-history",
+                        f"{ref} would lose {len(dropped)} ledger transition(s), e.g. "
+                        f"{dropped[-1].id[:10]} ({dropped[-1].subject}): history is append-only",
+                        "merge instead of force-pushing (git pull --no-rebase, or git ledger sync)",
+                    )
                 )
-            )
+        since = [old] if old != ZERO and store.has_commit(old) else heads
+        report = verify(store, config, config_file, new, since)
+        found += [
+            Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}", f.fix)
+            for f in report.findings
+        ]
+        for vid, target in incoming.items():
+            reg = report.registrations.get(vid)
+            if reg is not None and reg != target:
+                found.append(
+                    Finding(
+                        "witness",
+                        f"the witness pushed for {vid} ({target[:10]}) is not its registration "
+                        f"in {ref} ({reg[:10]})",
+                        "push the registration's own witness",
+                    )
+                )
     return found

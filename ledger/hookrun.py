@@ -29,7 +29,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-STAGES = ("pre-commit", "prepare-commit-msg", "commit-msg", "pre-push")
+STAGES = ("pre-commit", "prepare-commit-msg", "commit-msg", "pre-push", "pre-receive", "update")
+SERVER_STAGES = ("pre-receive", "update")
 SETTINGS_CACHE = "hook-settings"
 OPEN_CACHE = "hook-open"
 DEFAULTS = {
@@ -40,7 +41,16 @@ DEFAULTS = {
     "require_open_version": "1",
     "max_files_warning": "3",
     "warn_outside_plan": "1",
+    "config_file": "ledger.toml",
 }
+# Kept in step with commitrules.DEFAULT_FREE_PATHS (not imported: the fast path
+# reads this module only); a test checks they agree.
+FREE_PATHS = (
+    "*.md\x1fdocs/**\x1f.github/**\x1f.gitlab-ci.yml\x1f.gitlab/**\x1f.gitignore"
+    "\x1f.gitattributes\x1f.pre-commit-config.yaml\x1f.pre-commit-hooks.yaml\x1fLICENSE*"
+)
+# The configuration tables a verdict reads: frozen per version (see ledger.verify).
+FROZEN_TABLES = ("gates", "stats", "triggers", "batches", "campaign")
 
 
 def git(*args: str, check: bool = True) -> str:
@@ -163,6 +173,11 @@ def _parse_settings(path: str, name: str) -> dict[str, str] | None:
         if not isinstance(data, dict):
             return None
     values = dict(DEFAULTS)
+    values["config_file"] = name
+    values["free_paths"] = FREE_PATHS
+    hooks_table = data.get("hooks", {})
+    if isinstance(hooks_table, dict) and isinstance(hooks_table.get("free_paths"), list):
+        values["free_paths"] = "\x1f".join(str(p) for p in hooks_table["free_paths"])
     for table, keys in (
         ("ledger", ("dir", "id_prefix", "preset")),
         (
@@ -279,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"git-ledger hook: usage: hookrun {{{'|'.join(STAGES)}}} [ARGS]\n")
         return 2
     stage, rest = args[0], args[1:]
+    if stage in SERVER_STAGES:
+        # A bare repository on a server: no work tree, the pushed refs on stdin.
+        return _heavy(stage.replace("-", "_"), [], refs=" ".join(rest))
     where = locate()
     if where is None:
         return 0  # not in a work tree (e.g. a bare repo): nothing to check
@@ -294,28 +312,74 @@ def main(argv: list[str] | None = None) -> int:
     memo = CommitMemo(gitdir, common)
     staged = staged_paths(memo)
     prefix = directory + "/"
-    code = [p for p in staged if not p.startswith(prefix)]
+    outside = [p for p in staged if not p.startswith(prefix)]
     if stage == "pre-commit":
         # Some loops freeze numbers in ledger.toml, or hold code commits to their own
         # discipline: ledger.presets says which, without importing anything.
         from ledger.presets import hook_facts
 
         facts = hook_facts(values.get("preset"))
-        frozen = facts["config_checked"] and "ledger.toml" in staged
-        light = len(code) == len(staged) and not frozen and not (code and facts["code_checked"])
+        frozen = facts["config_checked"] and values.get("config_file", "ledger.toml") in staged
+        light = (
+            len(outside) == len(staged) and not frozen and not (outside and facts["code_checked"])
+        )
         return 0 if light else _heavy("pre_commit", staged)
+    config_file = values.get("config_file", "ledger.toml")
+    code = code_paths(outside, config_file, values.get("free_paths", FREE_PATHS))
     if not rest:
         sys.stderr.write(f"git-ledger hook: {stage} needs the message file\n")
         return 2
     if stage == "prepare-commit-msg":
         source = rest[1] if len(rest) > 1 else os.environ.get("PRE_COMMIT_COMMIT_MSG_SOURCE", "")
-        if not code or source in ("merge", "squash"):
+        if source in ("merge", "squash"):
+            return 0
+        if staged == [config_file]:
+            # The configuration alone: a transition of its own (see git ledger verify).
+            return add_trailers(rest[0], ["Ledger-Transition: config", "Ledger-Step: config"])
+        if not code:
             return 0
         opened, _ = open_version(common, gitdir, directory, memo)
         return add_trailer(rest[0], opened) if opened else 0
     if os.path.exists(os.path.join(gitdir, "MERGE_HEAD")):
         return 0  # a merge commit carries the bets of its parents
+    if config_file in staged and len(staged) > 1 and frozen_config_changed(config_file):
+        sys.stderr.write(
+            f"git-ledger commit-msg refused: [config-frozen] {config_file}'s verdict-affecting "
+            "settings change in a commit with other files (fix: commit "
+            f"{config_file} on its own, or git ledger config set KEY VALUE --reason TEXT)\n"
+        )
+        return 1
     return _commit_msg(values, common, gitdir, directory, code, rest[0], memo)
+
+
+def code_paths(paths: list[str], config_file: str, free: str) -> list[str]:
+    """Staged paths that are code: not the configuration, not a free path."""
+    from ledger.commitrules import is_free
+
+    patterns = [p for p in free.split("\x1f") if p]
+    return [p for p in paths if p != config_file and not is_free(p, patterns)]
+
+
+def frozen_config_changed(config_file: str) -> bool:
+    """Do the staged verdict-affecting tables differ from HEAD's (new gates aside)?"""
+    import tomllib
+
+    def tables(rev: str) -> dict[str, object]:
+        text = git("show", f"{rev}{config_file}", check=False)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return {"unreadable": text}
+        if config_file == "pyproject.toml":
+            data = data.get("tool", {}).get("ledger", {})
+        out: dict[str, object] = {k: data.get(k) for k in FROZEN_TABLES if k != "gates"}
+        gates = data.get("gates")
+        for name, gate in gates.items() if isinstance(gates, dict) else ():
+            out[f"gates.{name}"] = gate
+        return out
+
+    before, after = tables("HEAD:"), tables(":")
+    return bool(before) and any(after.get(k) != v for k, v in before.items())
 
 
 def _commit_msg(
@@ -358,11 +422,17 @@ def _commit_msg(
 
 def add_trailer(message_file: str, version: str) -> int:
     """Append ``Ledger-Step: <version>`` to the message's trailer block (before comments)."""
+    return add_trailers(message_file, [f"Ledger-Step: {version}"])
+
+
+def add_trailers(message_file: str, trailers: list[str]) -> int:
+    """Append ``trailers`` to the message's trailer block (before comments)."""
     with open(message_file, encoding="utf-8", errors="replace") as handle:
         text = handle.read()
-    trailer = f"Ledger-Step: {version}"
-    if trailer in text:
+    missing = [t for t in trailers if t not in text]
+    if not missing:
         return 0
+    trailer = "\n".join(missing)
     lines = text.split("\n")
     cut = next((i for i, line in enumerate(lines) if line.startswith("#")), len(lines))
     body = "\n".join(lines[:cut]).rstrip("\n")

@@ -77,6 +77,11 @@ def check_measurement(config: LedgerConfig, version: Version | None, m: Measurem
     check_safe(m.seed if m.seed is not None else str(m.window), "seed/window")
     if version is None:
         raise BadInput(f"no version {m.version!r} in {config.dir}/", "register it first")
+    if version.front.void:
+        raise Refused(
+            f"{m.version} is void ({version.front.void}): its results never count",
+            "register a new version to measure again",
+        )
     if version.concluded and m.remeasure is None:
         raise Refused(
             f"{m.version} is concluded: a result recorded after its verdict could not have informed it",

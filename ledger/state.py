@@ -49,7 +49,8 @@ class Version:
 
     @property
     def concluded(self) -> bool:
-        return self.front.conclusion is not None
+        # A void version's verdict (if any) never counts: not concluded, not open.
+        return self.front.conclusion is not None and not self.front.void
 
     @property
     def verdict(self) -> str | None:
@@ -102,7 +103,9 @@ class LedgerState:
         return self._versions_by_id.get(vid)
 
     def open_versions(self) -> list[Version]:
-        return [v for v in self.versions if not v.concluded and not v.front.matrix]
+        return [
+            v for v in self.versions if not v.concluded and not v.front.matrix and not v.front.void
+        ]
 
     def open_matrices(self) -> list[MatrixFront]:
         return [m for _, m in self.matrices if not m.concluded]

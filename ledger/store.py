@@ -76,6 +76,19 @@ class Transition:
     body: str = ""
     trailers: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        # One-line fields reach the subject and the trailers: a newline there
+        # would split the subject or forge a trailer (Ledger-Transition: ...).
+        for what, value in (("subject", self.subject), ("step", self.step), ("kind", self.kind)):
+            if "\n" in value.strip() or "\r" in value:
+                raise BadInput(f"the {what} of a transition must be one line", "remove the newline")
+        for key, value in self.trailers:
+            if "\n" in value or "\r" in value or "\n" in key:
+                raise BadInput(
+                    f"{key} must be one line (it becomes a commit trailer)",
+                    "put multi-line text in the entry file, not in a trailer",
+                )
+
     def message(self) -> str:
         lines = [self.subject.strip()]
         if self.body.strip():
@@ -223,6 +236,10 @@ class Store:
             self.repo = pygit2.Repository(found)
         except pygit2.GitError as exc:
             raise BadInput(f"cannot open the repository at {found}: {exc}") from None
+        # A server-side hook sees pushed objects only in git's quarantine dir.
+        quarantine = os.environ.get("GIT_QUARANTINE_PATH")
+        if quarantine and os.path.isdir(quarantine):
+            self.repo.odb.add_disk_alternate(quarantine)
         self.git_dir = Path(self.repo.path)
         commondir_file = self.git_dir / "commondir"
         if commondir_file.exists():
@@ -411,6 +428,95 @@ class Store:
     def hash_file(self, path: Path) -> str:
         return str(pygit2.hashfile(str(path)))
 
+    def index_blob_ids(
+        self, paths: list[str], index: pygit2.Index | None = None
+    ) -> dict[str, str | None]:
+        """Blob ids staged in the index for ``paths`` (None where absent)."""
+        if index is None:
+            index = self.repo.index
+            index.read(force=True)
+        out: dict[str, str | None] = {}
+        for path in paths:
+            try:
+                out[path] = str(index[path].id)
+            except KeyError:
+                out[path] = None
+        return out
+
+    # --- history (for verify) -----------------------------------------------
+
+    def is_shallow(self) -> bool:
+        return bool(self.repo.is_shallow)
+
+    def has_commit(self, commit_id: str) -> bool:
+        try:
+            return isinstance(self.repo[commit_id], pygit2.Commit)
+        except (KeyError, ValueError):
+            return False
+
+    def walk_new(self, tip: str, hide: list[str]) -> list[CommitInfo]:
+        """Commits reachable from ``tip`` but not from ``hide``, parents first."""
+        order = pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE
+        try:
+            walker = self.repo.walk(pygit2.Oid(hex=tip), order)
+            for commit in hide:
+                walker.hide(pygit2.Oid(hex=commit))
+            return [_info(c) for c in walker]
+        except (KeyError, pygit2.GitError) as exc:
+            raise BadInput(
+                f"history is incomplete: {exc}",
+                "fetch the missing objects (git fetch --unshallow, or a full clone)",
+            ) from None
+
+    def changes(self, old: str | None, new: str) -> list[tuple[str, str | None, str | None]]:
+        """(path, old blob, new blob) for every file that differs between two commits.
+
+        ``old`` None: against the empty tree. Identical subtrees are skipped, so
+        one transition costs a few tree reads however large the repository.
+        """
+        new_tree = _get(self.repo, new, pygit2.Commit).tree
+        if old is None:
+            empty = _get(self.repo, self.repo.TreeBuilder().write(), pygit2.Tree)
+            diff = empty.diff_to_tree(new_tree)
+        else:
+            diff = _get(self.repo, old, pygit2.Commit).tree.diff_to_tree(new_tree)
+        zero = "0" * 40
+        out = []
+        for delta in diff.deltas:
+            before = str(delta.old_file.id)
+            after = str(delta.new_file.id)
+            out.append(
+                (
+                    delta.new_file.path or delta.old_file.path,
+                    None if before == zero else before,
+                    None if after == zero else after,
+                )
+            )
+        return out
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        """Direct references below ``prefix``: name -> target commit id."""
+        out = {}
+        for name in self.repo.references:
+            if name.startswith(prefix):
+                ref = self.repo.references.get(name)
+                if ref is not None and ref.type == pygit2.enums.ReferenceType.DIRECT:
+                    out[name] = str(ref.target)
+        return out
+
+    def create_ref(self, name: str, target: str, message: str) -> bool:
+        """Create ``name`` at ``target``; never move it (False if it already exists)."""
+        try:
+            self.repo.create_reference_direct(name, pygit2.Oid(hex=target), False, message=message)
+        except (pygit2.AlreadyExistsError, ValueError):
+            return False
+        return True
+
+    def delete_ref(self, name: str) -> None:
+        ref = self.repo.references.get(name)
+        if ref is not None:
+            ref.delete()
+
     # --- writing ------------------------------------------------------------
 
     def signature(self, kind: str) -> pygit2.Signature:
@@ -430,6 +536,7 @@ class Store:
                 )
             name = name or default.name
             email = email or default.email
+        check_identity(name, email, role.lower())
         date = os.environ.get(f"GIT_{role}_DATE")
         if date:
             when, offset = _parse_date(date)
@@ -750,6 +857,17 @@ class Store:
             f"committed {new[:10]}, but git could not update the index and work tree: {reason}",
             "run 'git ledger doctor --fix' once the other git process is done",
         )
+
+
+def check_identity(name: str, email: str, role: str) -> None:
+    """Refuse what git refuses in an identity: a newline or angle brackets would write
+    a commit object that fails ``git fsck`` and breaks every later command."""
+    for what, value in (("name", name), ("email", email)):
+        if any(c in value for c in "<>\n\r\0"):
+            raise BadInput(
+                f"the {role} {what} {value!r} contains a newline or angle brackets",
+                f"fix it: git config user.{what} ... (or GIT_{role.upper()}_{what.upper()})",
+            )
 
 
 def write_atomic(path: Path, data: bytes) -> None:

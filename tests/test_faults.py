@@ -216,6 +216,7 @@ def test_bad_input_corpus_is_refused_cleanly(repo: Repo, tmp_path: Path) -> None
     shutil.rmtree(repo.path / "training_log/results")
     (repo.path / "training_log/V2.md").symlink_to("/etc/passwd")
     repo.git("commit", "-q", "--allow-empty", "-m", "chore: nothing")
+    repo.ok("record", "V1", "--gate", "recent", "--seed", "2", str(good))  # no results: refused
     repo.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "x")
     _refused(
         repo.path,

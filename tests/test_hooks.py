@@ -115,7 +115,10 @@ def test_push_refused_with_untracked_entry_until_doctor_autosaves_it(
     hooked: Repo, tmp_path: Path
 ) -> None:
     _bare_remote(hooked, tmp_path)
-    hooked.write("training_log/V201.md", "---\nid: V201\n---\ndraft\n")
+    # A reflection in progress (a new registration is written only by register).
+    hooked.write(
+        "training_log/REFLECTION_V201.md", "---\nid: REFLECTION_V201\nafter: V201\n---\ndraft\n"
+    )
     push = subprocess.run(
         ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
         cwd=hooked.path,
@@ -124,9 +127,9 @@ def test_push_refused_with_untracked_entry_until_doctor_autosaves_it(
         check=False,
     )
     assert push.returncode != 0 and "clean-workspace" in push.stderr
-    assert "training_log/V201.md" in push.stderr
+    assert "training_log/REFLECTION_V201.md" in push.stderr
     fixed = hooked.run("doctor", "--fix")
-    assert "autosaved training_log/V201.md" in fixed.out
+    assert "autosaved training_log/REFLECTION_V201.md" in fixed.out
     assert "autosaved from interrupted session" in hooked.git("log", "-1", "--format=%s")
     assert hooked.trailers()["Ledger-Transition"] == "autosave"
     push = subprocess.run(
@@ -150,7 +153,7 @@ def test_push_refuses_code_commits_of_an_unregistered_version(hooked: Repo, tmp_
         text=True,
         check=False,
     )
-    assert push.returncode != 0 and "code-before-registration" in push.stderr
+    assert push.returncode != 0 and "one-bet-per-version" in push.stderr
 
 
 def _start_commit_holding_the_index(repo: Repo) -> subprocess.Popen[bytes]:

@@ -8,7 +8,6 @@ from pathlib import Path
 from ledger import output
 from ledger.context import open_context
 from ledger.errors import BadInput, Refused
-from ledger.history import check_registration
 from ledger.model.documents import decode_text, parse_document, set_block
 from ledger.model.entries import VERDICTS, Conclusion, GateStat
 from ledger.model.ids import parse_version
@@ -16,6 +15,7 @@ from ledger.render.markdown import conclusion_block, gate_table
 from ledger.state import Version
 from ledger.store import Snapshot, Transition
 from ledger.verdicts import contradiction, evidence, summary
+from ledger.verify import frozen_config, require_clean, reserved_ids
 
 
 def allowed(target: GateStat, effect: float | None) -> dict[str, str | None]:
@@ -74,18 +74,35 @@ def run(
         raise BadInput("--next is empty", "say what the loop does next")
     if override is not None and not override.strip():
         raise BadInput("--override needs a reason")
+    if override is not None and ("\n" in override.strip() or "\r" in override):
+        raise BadInput("--override must be one line (it becomes a commit trailer)")
     ctx.require_committed_config()
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
         version = state.version(vid)
         if version is None:
+            # Registered once (deleted or broken since): a refusal, not a typo.
+            if vid in reserved_ids(ctx.store, ctx.config, ctx.config_file):
+                require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
+                raise Refused(
+                    f"{vid}'s registration no longer parses or was withdrawn",
+                    "register the next id",
+                )
             raise BadInput(f"no version {vid!r} in {ctx.dir}/", "see 'git ledger status'")
+        if version.front.void:
+            raise Refused(f"{vid} is void ({version.front.void})", "register a new version")
         if version.concluded:
             raise Refused(
                 f"{vid} is already concluded ({version.verdict})", "register a new version"
             )
-        check_registration(ctx.store, ctx.dir, vid, snap.commit_id)
+        registration = require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
+        if not state.results_for(vid, version.front.gate):
+            raise Refused(
+                f"{vid} has no results on its gate '{version.front.gate}': nothing to conclude",
+                f"measure it (git ledger run/record {vid} ...), or git ledger void {vid} --reason ...",
+            )
+        state = frozen_config(ctx, state, registration)
         gates = evidence(state, vid)
         target = gates[0]
         problem = contradiction(verdict, target, version.front.effect)

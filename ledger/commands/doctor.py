@@ -150,7 +150,51 @@ def uncommitted_entries(store: Store, directory: str) -> list[tuple[str, str]]:
     return entries
 
 
-def check_entries(store: Store, directory: str, fix: bool, report: Report) -> None:
+def _frozen_edit(
+    store: Store, path: str, data: bytes, directory: str = "", prefix: str = "V"
+) -> str | None:
+    """Why ``data`` must not be autosaved: it edits a registration's frozen part, it
+    does not parse, or it is an entry only a transition brings into being
+    (invariants 1, 5 and 6 of ``git ledger verify``)."""
+    from ledger.errors import LedgerError as _Error
+    from ledger.history import frozen_part
+    from ledger.model.documents import decode_text
+    from ledger.state import classify, parse_entry
+
+    committed = store.snapshot().read(path)
+    rel = path[len(directory) + 1 :] if directory and path.startswith(directory + "/") else path
+    kind = classify(rel, prefix) if directory else None
+    if kind is not None:
+        try:
+            parse_entry(kind, data, path)
+        except _Error as exc:
+            return f"{exc.message}; doctor never autosaves an entry that does not parse: fix it"
+        if committed is None and kind in ("version", "matrix", "result"):
+            return (
+                f"{path} is a new {kind}, which only its transition writes; doctor never "
+                "autosaves it: use git ledger register/record (or remove it)"
+            )
+    if committed is None or not path.endswith(".md"):
+        return None
+    try:
+        old = frozen_part(decode_text(committed, path), path)
+    except _Error:
+        return None
+    try:
+        changed = frozen_part(decode_text(data, path), path) != old
+    except _Error:
+        changed = True
+    if not changed:
+        return None
+    return (
+        f"{path} edits the frozen part of a registration (front matter or Hypothesis); "
+        f"doctor never autosaves it: restore the committed text with 'git restore {path}'"
+    )
+
+
+def check_entries(
+    store: Store, directory: str, fix: bool, report: Report, prefix: str = "V"
+) -> None:
     entries = uncommitted_entries(store, directory)
     if not entries:
         return
@@ -169,6 +213,10 @@ def check_entries(store: Store, directory: str, fix: bool, report: Report) -> No
             )
             continue
         data = store.worktree_content(path)  # through git's clean filters (autocrlf)
+        frozen = _frozen_edit(store, path, data, directory, prefix)
+        if frozen:
+            report.problems.append(frozen)
+            continue
 
         def build(snap: Snapshot, path: str = path, data: bytes = data) -> Transition:
             return Transition(
@@ -343,7 +391,7 @@ def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
         check_locks(store, stale, fix, report)
         check_journal(store, fix, report)
         if loaded is not None and store.workdir is not None:
-            check_entries(store, loaded[0].dir, fix, report)
+            check_entries(store, loaded[0].dir, fix, report, loaded[0].ledger.id_prefix)
         if loaded is not None:
             check_parsed(store, loaded[0], report)
         check_runs(store, fix, stop_runs, report)

@@ -27,6 +27,7 @@ from ledger.model.ids import check_case_unique, check_safe, parse_version
 from ledger.render.markdown import fmt, signed
 from ledger.state import LedgerState, cell_versions, load_state
 from ledger.store import Snapshot, Transition
+from ledger.verify import create_witness
 
 WORKTREES = ".ledger/worktrees"
 
@@ -195,6 +196,7 @@ def new(
         )
 
     commit_id, _ = ctx.store.transact(build)
+    create_witness(ctx.store, mid, commit_id)
     workdir = ctx.store.require_workdir()
     _exclude_worktrees(ctx)
     made = []

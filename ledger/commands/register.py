@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
-from ledger import output, rules, stats
+from ledger import gitcli, output, rules, stats
 from ledger.baseline import standing_baseline
 from ledger.context import Context, open_context
 from ledger.errors import BadInput, Refused
@@ -23,6 +23,7 @@ from ledger.model.ids import (
 from ledger.resources import read_resource, render
 from ledger.state import TEMPLATE, LedgerState, Version
 from ledger.store import Snapshot, Transition, check_entry_path
+from ledger.verify import create_witness, reserved_ids
 
 _TWO_SENTENCES = re.compile(r"[.!?]\s+[A-Z]")
 
@@ -78,11 +79,19 @@ def default_parent(state: LedgerState) -> str:
 
 
 def choose_id(
-    state: LedgerState, requested: str | None, parent: str | None
+    state: LedgerState,
+    requested: str | None,
+    parent: str | None,
+    reserved: dict[str, str] | None = None,
 ) -> tuple[str, str | None]:
-    """The new version id and its parent: parent + 1, or the next free sibling."""
+    """The new version id and its parent: parent + 1, or the next free sibling.
+
+    ``reserved``: ids registered before in this history (reverted, renamed away),
+    which are never registered again.
+    """
     prefix = state.config.ledger.id_prefix
-    taken = {v.id for v in state.versions}
+    reserved = reserved or {}
+    taken = {v.id for v in state.versions} | set(reserved)
     if parent is not None:
         parse_version(parent, prefix)
         if parent not in taken:
@@ -100,12 +109,21 @@ def choose_id(
             raise BadInput(
                 f"{requested} is a matrix cell id", "register cells with 'git ledger matrix new'"
             )
+        if str(vid) in reserved and str(vid) not in {v.id for v in state.versions}:
+            raise Refused(
+                f"[ids-never-reused] {requested} was registered before (commit "
+                f"{reserved[str(vid)][:10]}) and its registration withdrawn; an id is never reused",
+                "omit the id to take the next free one",
+            )
         if str(vid) in taken:
             raise BadInput(f"{requested} is already registered", "pick another id or omit it")
         check_case_unique(str(vid), taken_names(state), "version id")
         return str(vid), parent
     if parent is None:
-        return f"{prefix}1", None
+        first = VersionId(prefix, 1)
+        while str(first) in taken:
+            first = first.next_number()
+        return str(first), None
     base = parse_version(parent, prefix)
     candidate = VersionId(prefix, base.number + 1)
     if str(candidate) in taken:
@@ -218,13 +236,22 @@ def run(
         check_safe(cites, "reflection id")
     if force is not None and not force.strip():
         raise BadInput("--force needs a reason")
+    if force is not None and ("\n" in force.strip() or "\r" in force):
+        raise BadInput("--force must be one line (it becomes a commit trailer)")
+    _require_clean_ledger_dir(ctx)
+    reserved = reserved_ids(ctx.store, ctx.config, ctx.config_file)
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
+        if cites is not None and not any(r.front.id == cites for r in state.reflections):
+            raise BadInput(
+                f"--cites {cites} names no committed reflection",
+                "commit the reflection first (git ledger reflect ... --commit), then cite its id",
+            )
         blockers = rules.registration_blockers(state, cites)
         if blockers:
             raise Refused.of(blockers)
-        vid, parent_id = choose_id(state, requested, parent)
+        vid, parent_id = choose_id(state, requested, parent, reserved)
         forced: str | None = None
         if effect is not None:
             found = mde_for(state, gate)
@@ -276,6 +303,7 @@ def run(
         )
 
     commit_id, transition = ctx.store.transact(build)
+    create_witness(ctx.store, transition.step, commit_id)
     _sync_after_register(ctx)
     if as_json:
         output.emit_json(
@@ -285,6 +313,39 @@ def run(
         output.say(f"registered {transition.step} ({commit_id[:10]}): {bet}")
         output.say(f"next: commit the code for {transition.step}, then measure it")
     return 0
+
+
+def _require_clean_ledger_dir(ctx: Context) -> None:
+    """A registration must not sit on top of ledger entries nobody committed."""
+    workdir = ctx.store.require_workdir()
+    # --no-optional-locks: a refusal must leave the repository byte-identical,
+    # and a plain git status rewrites the index to refresh its stat cache.
+    out = gitcli.output(
+        [
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "--untracked-files=all",
+            "-z",
+            "--",
+            ctx.dir,
+        ],
+        workdir,
+    )
+    paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+    for path in paths:
+        full = workdir / path
+        if full.is_symlink() or (full.exists() and not full.is_file()):
+            raise BadInput(
+                f"{path} is not a regular file in the working tree",
+                "move it away; ledger entries are plain files",
+            )
+    if paths:
+        shown = ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
+        raise Refused(
+            f"the ledger directory has uncommitted or untracked entries: {shown}",
+            "commit them, or run 'git ledger doctor --fix'",
+        )
 
 
 def _sync_after_register(ctx: Context) -> None:

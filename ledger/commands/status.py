@@ -32,7 +32,7 @@ def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
             "id": v.id,
             "gate": v.front.gate,
             "bet": v.front.bet,
-            "state": "concluded" if v.concluded else "open",
+            "state": "void" if v.front.void else ("concluded" if v.concluded else "open"),
             "verdict": v.verdict,
             "override": v.front.conclusion.override if v.front.conclusion else None,
         }
@@ -92,7 +92,38 @@ def status_data(cwd: Path) -> dict[str, Any]:
         data["branch"] = ids[2].removeprefix("refs/heads/") if ids[2] != "HEAD" else None
         data["commit"] = ids[0]
     data["runs"] = {"running": running(state_dir / "runs"), "failed": data.pop("failed_runs")}
+    data["history"] = history_findings(cwd, state_dir, common, data["commit"])
     return data
+
+
+def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) -> list[Any]:
+    """``git ledger verify``'s findings for HEAD (from its report cache when current)."""
+    from ledger import verifycache
+
+    if tip is None:
+        return []
+    cached = verifycache.load(str(state_dir), str(common), tip)
+    if cached is not None:
+        return cached
+    from ledger.context import open_context
+    from ledger.errors import BadInput
+    from ledger.verify import verify
+
+    ctx = open_context(cwd)
+    try:
+        report = verify(ctx.store, ctx.config, ctx.config_file, tip)
+    except BadInput as exc:
+        return [
+            {
+                "commit": tip,
+                "path": "",
+                "rule": "cannot-verify",
+                "message": exc.message,
+                "fix": exc.hint or "",
+                "step": "",
+            }
+        ]
+    return [f.as_json() for f in report.findings]
 
 
 def run_status(cwd: Path, as_json: bool) -> int:
@@ -127,6 +158,11 @@ def run_status(cwd: Path, as_json: bool) -> int:
         output.say(f"failed runs on record: {len(data['runs']['failed'])}")
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
+    for finding in data["history"]:
+        output.say(
+            f"problem: {finding['commit'][:10]} {finding['path']}: [{finding['rule']}] "
+            f"{finding['message']} (fix: {finding['fix']})"
+        )
     nxt = data["next"]
     output.say(f"next: {nxt['command']}  # {nxt['reason']}")
     return 0

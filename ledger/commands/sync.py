@@ -27,6 +27,8 @@ from ledger.model.entries import VersionFront
 from ledger.model.ids import next_sibling, parse_version
 from ledger.state import Version
 from ledger.store import Snapshot, Transition
+from ledger.verify import REMOTE_WITNESS, WITNESS, create_witness
+from ledger.verify import verify as verify_history
 from ledger.views import drift, readme_path, readme_views
 
 
@@ -52,13 +54,16 @@ def after_register(ctx: Context) -> None:
     if remote is None:
         return
     branch = ctx.store.branch().removeprefix("refs/heads/")
+    witnesses = [f"{name}:{name}" for name in ctx.store.refs(WITNESS)]
     proc = gitcli.run(
-        ["push", "--quiet", remote, f"HEAD:refs/heads/{branch}"],
+        ["push", "--quiet", remote, f"HEAD:refs/heads/{branch}", *witnesses],
         ctx.store.workdir,
         check=False,
         clean_env=True,
         timeout=120,
     )
+    if proc.returncode == 0:
+        _mirror_witnesses(ctx, remote)
     if proc.returncode != 0:
         last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else str(proc.returncode)
         output.warn(
@@ -149,7 +154,11 @@ def rename_collisions(ctx: Context, theirs: str) -> list[str]:
                 writes=writes,
             )
 
-        ctx.store.transact(build)
+        commit_id, _ = ctx.store.transact(build)
+        # Ours was never published (the remote's witness names theirs): its local
+        # witness goes with it to the new id, and the remote's is taken for the old one.
+        ctx.store.delete_ref(f"{WITNESS}{version.id}")
+        create_witness(ctx.store, new_id, commit_id)
         notes.append(f"{version.id} was also registered on the remote: renamed ours to {new_id}")
     return notes
 
@@ -170,6 +179,36 @@ def verify(ctx: Context) -> list[str]:
         if (workdir / path).is_file() and "<<<<<<<" in (workdir / path).read_text(errors="replace"):
             found.append(f"{path}: conflict markers")
     return found
+
+
+def _check_arriving(ctx: Context, theirs: str, ours: str | None) -> None:
+    """``git ledger verify`` on what arrives: a finding there is never merged."""
+    report = verify_history(ctx.store, ctx.config, ctx.config_file, theirs, [ours] if ours else [])
+    if report.findings:
+        lines = "; ".join(f.line() for f in report.findings[:3])
+        more = f" (and {len(report.findings) - 3} more)" if len(report.findings) > 3 else ""
+        raise Refused(
+            f"what the remote holds does not verify: {lines}{more}",
+            f"nothing was merged; inspect it with git ledger verify {theirs[:10]}",
+        )
+
+
+def _mirror_witnesses(ctx: Context, remote: str) -> None:
+    """Witnesses the remote now holds: kept as its copies, which a local rewrite cannot move."""
+    for name, target in ctx.store.refs(WITNESS).items():
+        ctx.store.create_ref(
+            f"{REMOTE_WITNESS}{remote}/witness/{name[len(WITNESS) :]}", target, "ledger: pushed"
+        )
+
+
+def _adopt_witnesses(ctx: Context, remote: str) -> None:
+    """The remote's witnesses of registrations we lack become ours (created, never moved)."""
+    prefix = f"{REMOTE_WITNESS}{remote}/witness/"
+    local = ctx.store.refs(WITNESS)
+    for name, target in ctx.store.refs(prefix).items():
+        vid = name[len(prefix) :]
+        if f"{WITNESS}{vid}" not in local and ctx.store.has_commit(target):
+            create_witness(ctx.store, vid, target)
 
 
 def _regenerate_views(ctx: Context) -> str | None:
@@ -213,13 +252,31 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
     notes: list[str] = []
     rounds = 0
     for rounds in range(1, ctx.config.sync.max_rounds + 1):
+        known = _remote_sha(ctx, remote, branch)
+        # No '+': a remote branch that was rewritten (force-pushed) is refused by
+        # git itself and the tracking ref keeps what we saw, so a rerun refuses too.
         fetch = gitcli.run(
-            ["fetch", "--quiet", remote, f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}"],
+            [
+                "fetch",  # not --quiet: git says "non-fast-forward" on stderr only without it
+                "--no-progress",
+                remote,
+                f"refs/heads/{branch}:refs/remotes/{remote}/{branch}",
+                f"+{WITNESS}*:{REMOTE_WITNESS}{remote}/witness/*",
+            ],
             workdir,
             check=False,
             clean_env=True,
             timeout=300,
         )
+        if fetch.returncode != 0 and (
+            "non-fast-forward" in fetch.stderr or "rejected" in fetch.stderr
+        ):
+            raise Refused(
+                f"{remote}/{branch} was rewritten (force-pushed): {(known or '')[:10]}, which "
+                "it had published, is no longer in its history; a rewrite is never merged",
+                f"restore the remote's history (git push {remote} "
+                f"{(known or 'SHA')[:10]}:refs/heads/{branch} after checking it), then sync",
+            )
         theirs = _remote_sha(ctx, remote, branch) if fetch.returncode == 0 else None
         if fetch.returncode != 0 and "couldn't find remote ref" not in fetch.stderr:
             raise LedgerError(
@@ -227,10 +284,13 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
             )
         ours = ctx.store.resolve(None)
         if theirs and ours and not ctx.store.is_ancestor(theirs, ours):
-            if ctx.store.is_ancestor(ours, theirs):
+            if not ctx.store.is_ancestor(ours, theirs):
+                notes += rename_collisions(ctx, theirs)
+                ours = ctx.store.resolve(None)
+            _check_arriving(ctx, theirs, ours)
+            if ours is not None and ctx.store.is_ancestor(ours, theirs):
                 gitcli.run(["merge", "--quiet", "--ff-only", theirs], workdir, clean_env=True)
             else:
-                notes += rename_collisions(ctx, theirs)
                 merged = gitcli.run(
                     [
                         "merge",
@@ -255,16 +315,37 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
                 problems = verify(ctx)
             if problems:
                 raise Refused("after the merge: " + "; ".join(problems[:3]), "git ledger status")
+        _adopt_witnesses(ctx, remote)
         lease = f"--force-with-lease=refs/heads/{branch}:{theirs or ''}"
+        witnesses = [f"{name}:{name}" for name in ctx.store.refs(WITNESS)]
         push = gitcli.run(
-            ["push", "--atomic", "--quiet", lease, remote, f"HEAD:refs/heads/{branch}"],
+            [
+                "push",
+                "--atomic",
+                "--quiet",
+                lease,
+                remote,
+                f"HEAD:refs/heads/{branch}",
+                *witnesses,
+            ],
             workdir,
             check=False,
             clean_env=True,
             timeout=300,
         )
         if push.returncode == 0:
+            _mirror_witnesses(ctx, remote)
             break
+        refused = [
+            line.strip().removeprefix("remote:").strip()
+            for line in push.stderr.splitlines()
+            if "git-ledger" in line and "refused" in line
+        ]
+        if refused or "hook declined" in push.stderr:
+            reason = "; ".join(refused) or push.stderr.strip().splitlines()[-1]
+            raise Refused(
+                f"the push to {remote} was refused by a hook: {reason}", "git ledger verify"
+            )
         if (
             "stale info" not in push.stderr
             and "rejected" not in push.stderr

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ledger.commitrules import DEFAULT_FREE_PATHS
 from ledger.configfile import CONFIG_FILE, PYPROJECT, has_tool_ledger
 from ledger.errors import BadInput
 from ledger.model.ids import case_twin
@@ -154,6 +155,8 @@ class HooksTable(_Table):
     max_files_warning: int = Field(default=3, ge=1)
     warn_outside_plan: bool = True
     conventional_commits: bool = True
+    # Documentation and tooling: committed with no version open (see commitrules).
+    free_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_FREE_PATHS))
 
 
 class RunTable(_Table):

@@ -107,6 +107,8 @@ class VersionFront(_Entry):
     force_reason: str | None = None
     matrix: str | None = None
     conclusion: Conclusion | None = None
+    # Set by ``git ledger void``: the version is closed, its results never count.
+    void: str | None = None
 
     @field_validator("bet", "falsifier")
     @classmethod

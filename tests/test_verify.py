@@ -1,0 +1,298 @@
+"""verify's legitimate undos, its limits (shallow clones), recovery with ``void``, and the
+inputs that reach a commit object (identities, one-line fields)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo, fingerprint, measure, register
+from tests.test_tamper import SEED1, V1, hand_commit, hooked_commit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def loop(repo: Repo) -> Repo:
+    repo.ok("hooks", "install")
+    assert register(repo, "V1").code == 0
+    repo.write("src/model.py", "x = 1\n")
+    assert hooked_commit(repo, "feat(model): V1 — the change", "src/model.py").returncode == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2, 3))
+    return repo
+
+
+def notes(repo: Repo) -> list[dict[str, str]]:
+    result = repo.run("verify", "--json")
+    assert result.code == 0, result.out + result.err
+    data = result.json()
+    assert data["ok"] and data["findings"] == []
+    notes: list[dict[str, str]] = data["notes"]
+    return notes
+
+
+def test_whole_revert_of_a_record_is_accepted_and_shown_as_withdrawn(loop: Repo) -> None:
+    record = loop.git("log", "-1", "--format=%H", "--", SEED1).strip()
+    loop.git("revert", "--no-edit", record)
+    withdrawn = [n for n in notes(loop) if n["kind"] == "withdrawn"]
+    assert withdrawn and withdrawn[0]["path"] == SEED1
+    assert "withdrawn" in loop.run("verify").out
+    loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "more", "--override", "n=2")
+
+
+def test_record_replace_is_accepted_and_shown(loop: Repo, tmp_path: Path) -> None:
+    new = tmp_path / "again.json"
+    new.write_text(json.dumps({"score": 10.5}))
+    loop.ok("record", "V1", "--gate", "recent", "--seed", "1", str(new), "--replace", "rerun")
+    replaced = [n for n in notes(loop) if n["kind"] == "replaced"]
+    assert replaced and "rerun" in replaced[0]["text"]
+    loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "x", "--override", "t")
+
+
+def test_config_set_is_a_transition_for_later_versions_only(loop: Repo) -> None:
+    before = (loop.path / "ledger.toml").read_text()
+    loop.ok("config", "set", "gates.recent.noise_floor", "0.25", "--reason", "measured noise")
+    text = (loop.path / "ledger.toml").read_text()
+    assert "noise_floor = 0.25" in text and text.count("\n") == before.count("\n")
+    assert loop.trailers()["Ledger-Transition"] == "config"
+    assert [n for n in notes(loop) if n["kind"] == "config"]
+    assert loop.git("status", "--porcelain") == ""
+    # V1 was registered under noise_floor 1.0: its verdict still uses it.
+    loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "x", "--override", "t")
+    front = (loop.path / V1).read_text()
+    assert "noise_floor" not in front or "0.25" not in front
+
+
+def test_config_set_refuses_bad_values_and_newlines(loop: Repo) -> None:
+    before = fingerprint(loop.path)
+    for args in (
+        ["gates.recent.direction", "sideways", "--reason", "r"],
+        ["gates.recent.noise_floor", "-1", "--reason", "r"],
+        ["gates.recent.noise_floor", "0.5", "--reason", "two\nlines"],
+        ["nokey", "1", "--reason", "r"],
+    ):
+        result = loop.run("config", "set", *args)
+        assert result.code == 2, (args, result.err)
+        assert fingerprint(loop.path) == before
+
+
+def test_ledger_toml_only_commit_after_hooks_install_is_a_config_transition(repo: Repo) -> None:
+    repo.ok("hooks", "install")
+    text = (repo.path / "ledger.toml").read_text().replace("noise_floor = 1.0", "noise_floor = 2.0")
+    repo.write("ledger.toml", text)
+    done = hooked_commit(repo, "chore(config): the real noise floor", "ledger.toml")
+    assert done.returncode == 0, done.stderr
+    assert repo.trailers()["Ledger-Transition"] == "config"
+    assert [n for n in notes(repo) if n["kind"] == "config"]
+    assert register(repo, "V1").code == 0
+
+
+def test_ledger_toml_with_code_is_refused_by_the_hooks(loop: Repo) -> None:
+    text = (loop.path / "ledger.toml").read_text().replace("sigma_k = 2.0", "sigma_k = 1.0")
+    loop.write("ledger.toml", text)
+    loop.write("src/model.py", "x = 5\n")
+    done = hooked_commit(loop, "feat(model): V1 — more", "ledger.toml", "src/model.py")
+    assert done.returncode == 1 and "config-frozen" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "path", ["docs/guide.md", "NOTES.md", ".github/workflows/ci.yml", ".gitignore"]
+)
+def test_free_paths_need_no_open_version(repo: Repo, path: str) -> None:
+    repo.ok("hooks", "install")
+    repo.write(path, "text\n")
+    done = hooked_commit(repo, "docs: a note", path)
+    assert done.returncode == 0, done.stderr
+    assert repo.run("verify").code == 0
+
+
+def test_code_needs_an_open_version_unless_free_paths_say_otherwise(repo: Repo) -> None:
+    repo.ok("hooks", "install")
+    repo.write("src/x.py", "x = 1\n")
+    assert hooked_commit(repo, "feat: x", "src/x.py").returncode == 1
+    repo.git("restore", "--staged", "src/x.py")
+    text = (repo.path / "ledger.toml").read_text() + '\n[hooks]\nfree_paths = ["src/**"]\n'
+    repo.write("ledger.toml", text)
+    assert hooked_commit(repo, "chore(config): src is free", "ledger.toml").returncode == 0
+    assert hooked_commit(repo, "feat: x", "src/x.py").returncode == 0
+
+
+def test_void_closes_a_tampered_version_and_its_id_is_never_reused(loop: Repo) -> None:
+    data = json.loads((loop.path / SEED1).read_text())
+    data["metrics"]["score"] = 99.0
+    (loop.path / SEED1).write_text(json.dumps(data))
+    hand_commit(loop, "docs: tidy", SEED1)
+    assert loop.run("verify").code == 1
+    assert loop.run("void", "V1", "--reason", "a result was edited by hand").code == 0
+    shown = notes(loop)
+    assert any(n["kind"] == "void" and n["step"] == "V1" for n in shown)
+    status = loop.run("status", "--json").json()
+    assert any(v["id"] == "V1" and v["state"] == "void" for v in status["recent"])
+    assert (
+        loop.run("record", "V1", "--gate", "recent", "--seed", "9", str(loop.path / SEED1)).code
+        == 1
+    )
+    again = register(loop, "V1")
+    assert again.code == 2
+    assert register(loop).code == 0
+    assert (loop.path / "training_log/V2.md").exists()
+
+
+def test_reverted_registration_id_is_refused_and_skipped(loop: Repo) -> None:
+    reg = loop.git("log", "--format=%H", "--", V1).split()[-1]
+    loop.git("revert", "--no-edit", reg)
+    assert loop.run("verify").code == 0  # a whole revert of a registration is legitimate
+    result = register(loop, "V1")
+    assert result.code == 1 and "never reused" in result.err
+    assert register(loop).code == 0
+    assert (loop.path / "training_log/V2.md").exists()
+
+
+def test_status_lists_findings_as_problems(loop: Repo) -> None:
+    (loop.path / SEED1).unlink()
+    hand_commit(loop, "chore: drop", SEED1)
+    status = loop.run("status")
+    assert "[append-only-results]" in status.out
+    assert loop.run("status", "--json").json()["history"][0]["rule"] == "append-only-results"
+
+
+def test_shallow_clone_exits_2_with_the_fix(loop: Repo, tmp_path: Path) -> None:
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "2", f"file://{loop.path}", str(clone)], check=True
+    )
+    result = Repo(clone).run("verify")
+    assert result.code == 2 and "git fetch --unshallow" in result.err
+    assert Repo(clone).run("conclude", "V1", "--verdict", "refuted", "--next", "x").code == 2
+
+
+def test_verify_is_incremental_and_range_limited(loop: Repo) -> None:
+    first = loop.head()
+    cache = loop.path / ".git/ledger/verify-cache.json"
+    loop.ok("verify")
+    assert first in json.loads(cache.read_text())["tips"]
+    (loop.path / SEED1).unlink()
+    bad = hand_commit(loop, "chore: drop", SEED1)
+    assert loop.run("verify").code == 1
+    assert loop.run("verify", f"{first}..{bad}").code == 1
+    assert loop.run("verify", first).code == 0
+
+
+def test_verify_passes_on_this_repositorys_own_history(tmp_path: Path) -> None:
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "own"
+    proc = subprocess.run(
+        ["git", "clone", "-q", "--no-local", str(ROOT), str(clone)], capture_output=True, text=True
+    )
+    if proc.returncode != 0 or (clone / ".git/shallow").exists():
+        pytest.skip("the checkout's history is not complete")
+    result = subprocess.run(
+        [sys.executable, "-m", "ledger", "verify"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- inputs that reach a commit object ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("GIT_AUTHOR_NAME", "Eve\nLedger-Transition: conclude"),
+        ("GIT_AUTHOR_EMAIL", "eve@example.com>"),
+        ("GIT_COMMITTER_NAME", "<Eve"),
+    ],
+)
+def test_identity_with_newline_or_angle_brackets_is_refused(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch, var: str, value: str
+) -> None:
+    before = fingerprint(repo.path)
+    monkeypatch.setenv(var, value)
+    result = register(repo, "V1")
+    assert result.code == 2, result.err
+    assert fingerprint(repo.path) == before
+    monkeypatch.delenv(var)
+    assert subprocess.run(["git", "fsck"], cwd=repo.path, capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["conclude", "V1", "--verdict", "refuted", "--next", "x", "--override", "a\nLedger-X: y"],
+        ["void", "V1", "--reason", "a\nb"],
+        ["record", "V1", "--gate", "recent", "--seed", "1", "RESULT", "--replace", "a\nb"],
+    ],
+)
+def test_one_line_fields_refuse_newlines(loop: Repo, args: list[str], tmp_path: Path) -> None:
+    new = tmp_path / "r.json"
+    new.write_text(json.dumps({"score": 1.0}))
+    args = [str(new) if a == "RESULT" else a for a in args]
+    before = fingerprint(loop.path)
+    result = loop.run(*args)
+    assert result.code == 2, result.out + result.err
+    assert fingerprint(loop.path) == before
+
+
+def test_subsystem_with_newline_is_refused(repo: Repo) -> None:
+    before = fingerprint(repo.path)
+    assert register(repo, "V1", extra=("--subsystem", "a\nb")).code == 2
+    assert fingerprint(repo.path) == before
+
+
+def test_conclude_with_no_results_is_refused(repo: Repo) -> None:
+    assert register(repo, "V1").code == 0
+    before = fingerprint(repo.path)
+    result = repo.run("conclude", "V1", "--verdict", "refuted", "--next", "x")
+    assert result.code == 1 and "no results" in result.err
+    assert fingerprint(repo.path) == before
+
+
+def test_register_refused_with_uncommitted_or_untracked_entries(repo: Repo) -> None:
+    repo.write("training_log/notes.md", "x\n")
+    result = register(repo, "V1")
+    assert result.code == 1 and "notes.md" in result.err and "doctor --fix" in result.err
+    (repo.path / "training_log/notes.md").unlink()
+    readme = repo.path / "training_log/README.md"
+    readme.write_text(readme.read_text() + "\nedit\n")
+    assert register(repo, "V1").code == 1
+
+
+def test_register_cites_must_name_a_committed_reflection(repo: Repo) -> None:
+    before = fingerprint(repo.path)
+    result = register(repo, "V1", extra=("--cites", "REFLECTION_V9"))
+    assert result.code == 2 and "no committed reflection" in result.err
+    assert fingerprint(repo.path) == before
+
+
+def test_doctor_fix_never_autosaves_an_edit_of_a_frozen_part(loop: Repo) -> None:
+    text = (loop.path / V1).read_text().replace("A bet", "A safer bet")
+    (loop.path / V1).write_text(text)
+    head = loop.head()
+    result = loop.run("doctor", "--fix")
+    assert loop.head() == head
+    assert "frozen" in result.out + result.err and f"git restore {V1}" in result.out + result.err
+    loop.git("restore", V1)
+    loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "x", "--override", "t")
+
+
+def test_hook_fast_path_free_paths_match_the_configured_defaults() -> None:
+    from ledger import hookrun
+    from ledger.commitrules import DEFAULT_FREE_PATHS, glob_match, is_free
+
+    assert tuple(hookrun.FREE_PATHS.split("\x1f")) == DEFAULT_FREE_PATHS
+    assert glob_match("docs/a/b.md", "docs/**") and glob_match("README.md", "*.md")
+    assert glob_match("sub/dir/NOTES.md", "*.md") and not glob_match("src/x.py", "*.md")
+    assert glob_match(".github/workflows/ci.yml", ".github/**")
+    assert not glob_match("src/docs/x.py", "docs/**") and glob_match("LICENSE.txt", "LICENSE*")
+    assert not is_free("src/model.py", DEFAULT_FREE_PATHS)
