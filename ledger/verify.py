@@ -67,7 +67,7 @@ PRESET_FILES: dict[str, tuple[str, ...]] = {
     "campaign": ("contract.md", "candidates/", "candidates.jsonl", "benchmark.csv", "mistakes.md"),
     "batches": ("weights/", "revision_log.jsonl", "trace/"),
 }
-RESULT_KINDS = ("record", "run-failed")
+RESULT_KINDS = ("record", "run", "run-failed")  # transitions that add results
 
 
 @dataclass(frozen=True)

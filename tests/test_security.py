@@ -216,7 +216,7 @@ def test_old_driver_definition_runs_repository_code_and_doctor_repairs_it(
         attacker_pushes_again(attacker, note)
 
     merge_round("V1", "second note")
-    gl(victim, "conclude", "V1", "--verdict", "inconclusive", "--next", "go on", check=False)
+    gl(victim, "void", "V1", "--reason", "closed unmeasured for the next round")
     merge_round("V2", "third note")
     assert (markers / "ledger____init__.py").exists(), sorted(markers.iterdir())
     for marker in markers.iterdir():
