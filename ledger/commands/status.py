@@ -21,9 +21,18 @@ if TYPE_CHECKING:
 def summary(state: LedgerState) -> dict[str, Any]:
     """Everything status says that is a function of the ledger tree and config."""
     from ledger import rules
-    from ledger.nextstep import next_action
+    from ledger.nextstep import code_commit, next_action
 
     fired, incomplete = rules.reflection_pending(state)
+    nxt = next_action(state)
+    # A version that builds on another needs its code committed before it is measured;
+    # whether it is, only git's history says (see fresh_next).
+    version = state.version(nxt.step) if nxt.step and nxt.action == "measure" else None
+    code_first = (
+        code_commit(state, version).as_dict()
+        if version is not None and version.front.parent and version.front.files
+        else None
+    )
     versions = [
         {
             "id": v.id,
@@ -60,7 +69,8 @@ def summary(state: LedgerState) -> dict[str, Any]:
             for r in state.results
             if r.data.status == "failed"
         ],
-        "next": next_action(state).as_dict(),
+        "next": nxt.as_dict(),
+        "code_first": code_first,
     }
 
 
@@ -88,7 +98,134 @@ def status_data(cwd: Path) -> dict[str, Any]:
         data["branch"] = ids[2].removeprefix("refs/heads/") if ids[2] != "HEAD" else None
         data["commit"] = ids[0]
     data["runs"] = {"running": running(state_dir / "runs"), "failed": data.pop("failed_runs")}
+    data["next"] = fresh_next(cwd, top, data, data.pop("code_first", None))
     return data
+
+
+def fresh_next(
+    cwd: Path, top: Path, data: dict[str, Any], code_first: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The next action, corrected by what the ledger tree cannot say (read fresh)."""
+    nxt: dict[str, Any] = data["next"]
+    if data["runs"]["running"]:
+        labels = ", ".join(str(r["label"]) for r in data["runs"]["running"])
+        return _action("wait", "git ledger wait", f"runs are still running: {labels}")
+    step = nxt.get("step")
+    if nxt["action"] == "measure" and code_first is not None and step:
+        grep = ["log", "--format=%H %(trailers:key=Ledger-Transition,valueonly,separator=%x2c)"]
+        found = gitcli.output([*grep, f"--grep=^Ledger-Step: {step}$", "HEAD"], top)
+        if not any(len(line.split()) == 1 for line in found.splitlines()):
+            return code_first
+    if nxt["action"] == "reflect" and step:
+        rel = f"{data['dir']}/{step}.md"
+        if (top / rel).exists():
+            after = step.removeprefix("REFLECTION_")
+            return _action(
+                "complete-reflection",
+                f"git ledger reflect {after} --commit",
+                f"{rel} is written but not committed; fill in its six sections, then commit it",
+                step=step,
+                edit=[rel],
+            )
+    if nxt["action"] == "matrix" and step:
+        return _matrix_next(cwd, step)
+    return nxt
+
+
+def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
+    """Each cell in turn: its worktree, its code commit, its measurement; then the winner."""
+    import os
+    import shlex
+
+    from ledger.baseline import NO_RESULTS
+    from ledger.commands.matrix import WORKTREES, comparison
+    from ledger.context import open_context
+    from ledger.nextstep import code_commit, measure
+
+    ctx = open_context(cwd)
+    state = ctx.state()
+    found = state.matrix(mid)
+    if found is None:
+        return _action("status", "git ledger status", f"matrix {mid} is not on this branch")
+    matrix = found[1]
+    _, common = gitcli.locate(cwd)
+    here = cwd.resolve()
+    table = comparison(ctx, state, matrix)
+    for cell in matrix.cells:
+        row = table[cell.name]
+        cid = f"{mid}.{cell.name}"
+        tree = common.parent / WORKTREES / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
+        rel = os.path.relpath(tree, here)
+        if row["stat"].outcome != NO_RESULTS:
+            continue
+        if not tree.is_dir():
+            return _action(
+                "matrix-join",
+                f"git ledger matrix join {mid} {cell.name}",
+                f"cell {cid} has no worktree on this machine",
+                step=cid,
+            )
+        version = state.version(cid)
+        if version is None:
+            continue
+        log = gitcli.output(
+            [
+                "log",
+                "--format=%H %(trailers:key=Ledger-Transition,valueonly,separator=%x2c)",
+                f"--grep=^Ledger-Step: {cid.replace('.', '[.]')}$",
+                cell.branch,
+            ],
+            tree,
+        )
+        if not any(len(line.split()) == 1 for line in log.splitlines()):
+            action = code_commit(state, version)
+            edit = [os.path.join(rel, f) for f in action.edit]
+        else:
+            action = measure(state, cid, cell.gate)
+            edit = []
+        return _action(
+            action.action,
+            f"cd {shlex.quote(rel)} && {action.command}",
+            f"matrix {mid}, cell {cell.name}: {action.reason}",
+            step=cid,
+            placeholders=list(action.placeholders),
+            edit=edit,
+        )
+    passing = [r for r in table.values() if r["pass"]]
+    if passing:
+        best = max(passing, key=lambda r: r["z"] or 0.0)
+        name = str(best["cell"]).rsplit(".", 1)[1]
+        return _action(
+            "matrix-conclude",
+            f"git ledger matrix conclude {mid} --winner {name}",
+            f"every cell of {mid} is measured; {name} passes the adjusted threshold best",
+            step=mid,
+        )
+    return _action(
+        "matrix-conclude",
+        f"git ledger matrix conclude {mid} --none",
+        f"every cell of {mid} is measured; none passes the adjusted threshold",
+        step=mid,
+    )
+
+
+def _action(
+    action: str,
+    command: str,
+    reason: str,
+    *,
+    step: str | None = None,
+    placeholders: list[str] | None = None,
+    edit: list[str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "action": action,
+        "command": command,
+        "reason": reason,
+        "step": step,
+        "placeholders": placeholders or [],
+        "edit": edit or [],
+    }
 
 
 def run_status(cwd: Path, as_json: bool) -> int:
