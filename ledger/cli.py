@@ -230,6 +230,7 @@ def record(
     metavar="REASON",
     help="Conclude against the statistics; recorded and shown forever.",
 )
+@click.option("--wait", is_flag=True, help="Wait for runs of this version still running.")
 @json_option
 @pass_ctx
 def conclude(
@@ -239,6 +240,7 @@ def conclude(
     next_text: str,
     note: str | None,
     override: str | None,
+    wait: bool,
     as_json: bool,
 ) -> int:
     """Conclude a version: verdict, statistics, next steps, baseline update; one commit."""
@@ -252,6 +254,7 @@ def conclude(
         note=note,
         override=override,
         as_json=as_json,
+        wait=wait,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ledger import output
+from ledger import output, readiness
 from ledger.context import open_context
 from ledger.errors import BadInput, Refused
 from ledger.history import check_registration
@@ -13,6 +13,7 @@ from ledger.model.documents import decode_text, parse_document, set_block
 from ledger.model.entries import VERDICTS, Conclusion
 from ledger.model.ids import parse_version
 from ledger.render.markdown import conclusion_block, gate_table
+from ledger.runner import RunRecords
 from ledger.state import Version
 from ledger.store import Snapshot, Transition
 from ledger.verdicts import contradiction, evidence, summary
@@ -27,6 +28,7 @@ def run(
     note: str | None,
     override: str | None,
     as_json: bool,
+    wait: bool = False,
 ) -> int:
     ctx = open_context(cwd)
     if parse_version(vid, ctx.config.ledger.id_prefix).cell:
@@ -40,6 +42,10 @@ def run(
     if override is not None and not override.strip():
         raise BadInput("--override needs a reason")
     ctx.require_committed_config()
+    records = RunRecords(ctx).all()
+    readiness.wait_or_refuse(records, vid, wait=wait)
+    if wait:
+        records = RunRecords(ctx).all()
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
@@ -50,7 +56,14 @@ def run(
             raise Refused(
                 f"{vid} is already concluded ({version.verdict})", "register a new version"
             )
-        check_registration(ctx.store, ctx.dir, vid, snap.commit_id)
+        registration = check_registration(ctx.store, ctx.dir, vid, snap.commit_id)
+        not_ready: str | None = None
+        try:
+            readiness.check_results(ctx.store, state, vid, records, registration.commit)
+        except Refused as exc:
+            if override is None:
+                raise
+            not_ready = exc.message  # overridden: recorded with the conclusion
         gates = evidence(state, vid)
         target = gates[0]
         problem = contradiction(verdict, target, version.front.effect)
@@ -63,11 +76,11 @@ def run(
             verdict=verdict,  # type: ignore[arg-type]
             next=next_text.strip(),
             note=note,
-            override=override if problem else None,
+            override=override if (problem or not_ready) else None,
             evidence=summary(verdict, target),
             gates=gates,
         )
-        if override is not None and not problem:
+        if override is not None and not problem and not not_ready:
             conclusion = conclusion.model_copy(
                 update={
                     "note": ((note + " ") if note else "")

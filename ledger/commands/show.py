@@ -5,16 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ledger import output
+from ledger import output, readiness
 from ledger.context import open_context
-from ledger.errors import BadInput
+from ledger.errors import BadInput, LedgerError
 from ledger.model.ids import check_safe
 from ledger.render.markdown import fmt
 from ledger.state import LedgerState, load_state
+from ledger.store import Store
 from ledger.verdicts import evidence
 
 
-def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
+def version_data(state: LedgerState, vid: str, store: Store | None = None) -> dict[str, Any]:
     version = state.version(vid)
     if version is None:
         raise BadInput(f"no version {vid!r} in {state.config.dir}/", "see 'git ledger status'")
@@ -29,6 +30,7 @@ def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
     else:  # the targeted gate first, as conclude will see it
         evidence_rows = [g.model_dump(mode="json") for g in evidence(state, vid)]
     reflection = state.reflection_for(vid)
+    flags = _flags(store, state, vid) if store is not None else None
     return {
         "id": vid,
         "kind": "version",
@@ -42,7 +44,20 @@ def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
         "evidence": evidence_rows,
         "results": results,
         "reflection": reflection.front.id if reflection else None,
+        "flags": {"dirty": list(flags.dirty), "before_code": list(flags.before_code)}
+        if flags
+        else {"dirty": [], "before_code": []},
     }
+
+
+def _flags(store: Store, state: LedgerState, vid: str) -> readiness.Flags:
+    from ledger.history import check_registration
+
+    try:
+        registration = check_registration(store, state.config.dir, vid).commit
+    except LedgerError:  # not registered on this branch (a cell): no history to read
+        return readiness.flags(store, state, vid, None)
+    return readiness.flags(store, state, vid, readiness.code_commits(store, vid, registration))
 
 
 def run(cwd: Path, vid: str, as_json: bool) -> int:
@@ -68,7 +83,7 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
                 "complete" if reflection.complete else "missing: " + ", ".join(reflection.missing)
             )
         return 0
-    data = version_data(state, vid)
+    data = version_data(state, vid, ctx.store)
     if as_json:
         output.emit_json(data)
         return 0
@@ -80,6 +95,9 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
     output.say(f"  files: {', '.join(reg['files']) or '—'}   parent: {reg['parent'] or '—'}")
     if data["override"]:
         output.say(f"  OVERRIDE: {data['override']}")
+    flagged = readiness.Flags(tuple(data["flags"]["dirty"]), tuple(data["flags"]["before_code"]))
+    for line in flagged.lines():
+        output.say(f"  FLAGGED: {line}")
     rows = [
         (
             e["gate"],

@@ -71,7 +71,17 @@ def summary(state: LedgerState) -> dict[str, Any]:
         ],
         "next": nxt.as_dict(),
         "code_first": code_first,
+        "flagged": _dirty_results(state),
     }
+
+
+def _dirty_results(state: LedgerState) -> list[dict[str, Any]]:
+    """Versions with results measured on a dirty work tree (see 'show ID' for the files)."""
+    counts: dict[str, int] = {}
+    for r in state.results:
+        if r.data.status == "ok" and r.data.provenance.dirty:
+            counts[r.data.version] = counts.get(r.data.version, 0) + 1
+    return [{"id": vid, "dirty": n} for vid, n in counts.items()]
 
 
 def status_data(cwd: Path) -> dict[str, Any]:
@@ -258,6 +268,10 @@ def run_status(cwd: Path, as_json: bool) -> int:
         output.say(f"running: {run['label']} (pid {run['pid']}, log {run['log']})")
     if data["runs"]["failed"]:
         output.say(f"failed runs on record: {len(data['runs']['failed'])}")
+    for flag in data.get("flagged", []):
+        output.say(
+            f"flagged: {flag['id']} has {flag['dirty']} result(s) measured on a dirty work tree"
+        )
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
     nxt = data["next"]
