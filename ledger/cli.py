@@ -965,7 +965,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         result: Any = cli.main(
             args=args,
-            prog_name=PROG,
+            # Completion scripts name the console script (a zsh `#compdef git ledger`
+            # would take over git's own completion).
+            prog_name="git-ledger" if "_GIT_LEDGER_COMPLETE" in os.environ else PROG,
             complete_var="_GIT_LEDGER_COMPLETE",
             standalone_mode=False,
         )

@@ -136,3 +136,19 @@ def test_git_ledger_tab_completes_through_gits_own_completion(tmp_path: Path) ->
     assert _complete("git ledger register --fal", tmp_path) == ["--falsifier"]
     assert _complete("git -C . ledger sta", tmp_path) == ["status"]
     assert "ledger" in _complete("git led", tmp_path)
+
+
+def test_zsh_and_fish_completion_scripts_name_the_console_script(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    for shell, first in (("zsh", "#compdef git-ledger"), ("fish", "function _git_ledger")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "ledger"],
+            env={**os.environ, "_GIT_LEDGER_COMPLETE": f"{shell}_source"},
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 0 and proc.stdout.startswith(first), (shell, proc.stdout[:200])
