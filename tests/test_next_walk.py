@@ -29,7 +29,7 @@ size = runpy.run_path("src/cache.py")["SIZE"]
 if size < 0:
     raise SystemExit("negative size")
 score = 50 + size / 8 + random.Random(opt.seed).gauss(0, 0.5)
-json.dump({"score": score}, open(opt.out, "w"))
+json.dump({"score": score, "hit_rate": size / (size + 64)}, open(opt.out, "w"))
 """
 
 CONFIG_RUN = '\n[run]\ncommand = ["python3", "eval.py", "--seed", "{seed}", "--out", "{out}"]\n'
@@ -42,13 +42,14 @@ FILL = {
 }
 
 
-def shop(repo: Repo) -> Repo:
+def shop(repo: Repo, metrics: str = "") -> Repo:
     repo.write("src/cache.py", "SIZE = 64\n")
     repo.write("eval.py", EVAL)
     repo.commit_all("feat(cache): a cache and its evaluation")
     repo.ok("init")
     toml = repo.path / "ledger.toml"
-    toml.write_text(toml.read_text() + CONFIG_RUN)
+    text = toml.read_text().replace('score = "$.score"\n', 'score = "$.score"\n' + metrics)
+    toml.write_text(text + CONFIG_RUN)
     repo.commit_all("chore(ledger): the gate runs eval.py")
     repo.ok("hooks", "install")
     return repo

@@ -9,7 +9,7 @@ from ledger import output, readiness
 from ledger.context import open_context
 from ledger.errors import BadInput, LedgerError
 from ledger.model.ids import check_safe
-from ledger.render.markdown import fmt
+from ledger.render.markdown import fmt, signed
 from ledger.state import LedgerState, load_state
 from ledger.store import Store
 from ledger.verdicts import evidence
@@ -31,6 +31,13 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
         evidence_rows = [g.model_dump(mode="json") for g in evidence(state, vid)]
     reflection = state.reflection_for(vid)
     flags = _flags(store, state, vid) if store is not None else None
+    from ledger.render.metrics import metric_rows
+
+    metrics = [
+        row
+        for e in evidence_rows
+        for row in metric_rows(state, vid, e["gate"], e.get("baseline_version"))
+    ]
     return {
         "id": vid,
         "kind": "version",
@@ -42,6 +49,7 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
         "override": conclusion.override if conclusion else None,
         "conclusion": conclusion.model_dump(mode="json", exclude={"gates"}) if conclusion else None,
         "evidence": evidence_rows,
+        "metrics": metrics,
         "results": results,
         "reflection": reflection.front.id if reflection else None,
         "flags": {"dirty": list(flags.dirty), "before_code": list(flags.before_code)}
@@ -114,6 +122,23 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
     output.table(
         "evidence", ("gate", "n", "mean", "baseline", "Δ", "SE", "threshold", "outcome"), rows
     )
+    if data["metrics"]:
+        output.table(
+            "metrics",
+            ("gate", "metric", "n", "mean", "baseline", "baseline mean", "Δ"),
+            [
+                (
+                    m["gate"],
+                    m["metric"] + (" (primary)" if m["primary"] else "") + f" ({m['direction']})",
+                    m["n"],
+                    fmt(m["mean"]),
+                    m["baseline"] or "—",
+                    fmt(m["baseline_mean"]),
+                    signed(m["delta"]),
+                )
+                for m in data["metrics"]
+            ],
+        )
     if data["conclusion"]:
         output.say(f"  next: {data['conclusion']['next']}")
     return 0
