@@ -843,7 +843,7 @@ def report(obj: _Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="A .png or .svg file (default: <gate>.svg).",
+    help="A .png or .svg file (default: .git/ledger/plots/<gate>.svg).",
 )
 @pass_ctx
 def plot(obj: _Ctx, gate: str, out: Path | None) -> int:

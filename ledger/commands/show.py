@@ -8,6 +8,8 @@ from typing import Any
 from ledger import output, readiness
 from ledger.context import open_context
 from ledger.errors import BadInput, LedgerError
+from ledger.model.documents import decode_text, parse_document
+from ledger.model.entries import MatrixFront
 from ledger.model.ids import check_safe
 from ledger.render.markdown import fmt, signed
 from ledger.state import LedgerState, load_state
@@ -68,10 +70,68 @@ def _flags(store: Store, state: LedgerState, vid: str) -> readiness.Flags:
     return readiness.flags(store, state, vid, readiness.code_commits(store, vid, registration))
 
 
+def _show_matrix(path: str, matrix: MatrixFront, as_json: bool) -> int:
+    cells: list[dict[str, Any]] = [
+        {
+            "cell": f"{matrix.id}.{c.name}",
+            "bet": c.bet,
+            "gate": c.gate,
+            "files": c.files,
+            "branch": c.branch,
+            "verdict": matrix.verdicts.get(c.name)
+            or ("not measured" if matrix.concluded else "open"),
+            "stat": matrix.comparison[c.name].model_dump(mode="json")
+            if c.name in matrix.comparison
+            else None,
+        }
+        for c in matrix.cells
+    ]
+    data = {
+        "id": matrix.id,
+        "kind": "matrix",
+        "path": path,
+        "state": "concluded" if matrix.concluded else "open",
+        "winner": matrix.winner,
+        "override": matrix.override,
+        "baselines": matrix.baselines,
+        "cites": matrix.cites,
+        "cells": cells,
+    }
+    if as_json:
+        output.emit_json(data)
+        return 0
+    winner = f" · winner {matrix.winner}" if matrix.winner else ""
+    output.say(f"{matrix.id} [matrix · {data['state']}{winner}] {len(cells)} cells ({path})")
+    if matrix.override:
+        output.say(f"  OVERRIDE: {matrix.override}")
+    output.table(
+        "cells",
+        ("cell", "gate", "verdict", "n", "mean", "Δ", "outcome", "bet"),
+        [
+            (
+                c["cell"],
+                c["gate"],
+                c["verdict"],
+                c["stat"]["n"] if c["stat"] else "—",
+                fmt(c["stat"]["mean"]) if c["stat"] else "—",
+                signed(c["stat"]["delta"]) if c["stat"] else "—",
+                c["stat"]["outcome"] if c["stat"] else "—",
+                c["bet"],
+            )
+            for c in cells
+        ],
+    )
+    return 0
+
+
 def run(cwd: Path, vid: str, as_json: bool) -> int:
     check_safe(vid, "id")
     ctx = open_context(cwd)
-    state = load_state(ctx.store, ctx.config, ctx.store.snapshot())
+    snap = ctx.store.snapshot()
+    state = load_state(ctx.store, ctx.config, snap)
+    found = state.matrix(vid)
+    if found is not None:
+        return _show_matrix(found[0], found[1], as_json)
     reflection = next((r for r in state.reflections if r.front.id == vid), None)
     if reflection is not None:
         data: dict[str, Any] = {
@@ -82,14 +142,22 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
             "triggers": reflection.front.triggers,
             "complete": reflection.complete,
             "missing_sections": list(reflection.missing),
+            "body": parse_document(
+                decode_text(snap.read(reflection.path) or b"", reflection.path), reflection.path
+            ).body.strip(),
         }
         if as_json:
             output.emit_json(data)
         else:
-            output.say(f"{vid}: reflection after {reflection.front.after} ({reflection.path})")
-            output.say(
+            state_text = (
                 "complete" if reflection.complete else "missing: " + ", ".join(reflection.missing)
             )
+            output.say(
+                f"{vid}: reflection after {reflection.front.after} ({reflection.path}; {state_text})"
+            )
+            output.say(f"  triggers: {', '.join(reflection.front.triggers) or 'none'}")
+            output.say("")
+            output.say(data["body"])
         return 0
     data = version_data(state, vid, ctx.store)
     if as_json:
