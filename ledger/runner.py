@@ -144,7 +144,8 @@ def plan(
         raise BadInput("give --seeds or --windows (one of them)", "e.g. --seeds 1,2,3")
     if replicates < 1:
         raise BadInput("--replicates must be at least 1")
-    conditions = conditions_of(template)
+    # Record what ran: a fixed placeholder such as {gate} is a value, never a literal.
+    conditions = conditions_of([t.replace("{gate}", gate) for t in template])
     root = output_dir(ctx, out_dir) / vid / gate
     snap = ctx.store.snapshot()
     specs = []

@@ -15,7 +15,11 @@ from tests.helpers import Repo, fingerprint
         ("noise_floor = 1.0", "noise_floor = inf", "noise_floor"),
         ("sigma_k = 2.0", "sigma_k = nan", "sigma_k"),
         ("min_windows = 5", "min_windows = 5.5", "min_windows"),
-        ("consecutive_refutations = 3", "consecutive_refutations = true", "consecutive_refutations"),
+        (
+            "consecutive_refutations = 3",
+            "consecutive_refutations = true",
+            "consecutive_refutations",
+        ),
     ],
 )
 def test_wrong_types_in_ledger_toml_are_bad_input_naming_the_key(

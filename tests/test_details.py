@@ -114,3 +114,42 @@ def test_numbers_keep_four_significant_digits() -> None:
         "0.01235",
         "98765",
     ]
+
+
+def test_run_conditions_record_expanded_values(bare_repo: Repo) -> None:
+    repo = shop(bare_repo)
+    toml = repo.path / "ledger.toml"
+    # The gate's own command passes {gate}; the condition must say which gate ran.
+    assert '"--out", "{out}"]' in toml.read_text()
+    repo.ok(
+        "register",
+        "V1",
+        "--bet",
+        "b",
+        "--gate",
+        "recent",
+        "--files",
+        "src/cache.py",
+        "--falsifier",
+        "f",
+    )
+    from ledger import runner
+
+    conditions = dict(
+        runner.conditions_of(
+            [
+                t.replace("{gate}", "recent")
+                for t in [
+                    "python3",
+                    "eval.py",
+                    "--gate",
+                    "{gate}",
+                    "--seed",
+                    "{seed}",
+                    "--out",
+                    "{out}",
+                ]
+            ]
+        )
+    )
+    assert conditions["gate"] == "recent" and "{" not in "".join(conditions.values())

@@ -35,6 +35,8 @@ def test_show_diff_and_report_list_every_metric_primary_first(bare_repo: Repo) -
     diff = repo.ok("diff", "V1", "V2", "--json").json()["metrics"]
     assert [m["metric"] for m in diff] == ["score", "hit_rate"]
     md = repo.ok("diff", "V1", "V2", "--format", "md").out
-    assert "| recent | hit_rate | 0.5 | 0.75 | +0.25 |" in md
+    assert "| recent | hit_rate | 0.5000 | 0.7500 | +0.2500 |" in md
     report = repo.ok("report", "--format", "md").out
-    assert "### Every metric" in report and "| V2 | hit_rate | 2 | 0.75 | +0.25 vs V1 |" in report
+    assert (
+        "### Every metric" in report and "| V2 | hit_rate | 2 | 0.7500 | +0.2500 vs V1 |" in report
+    )
