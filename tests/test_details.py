@@ -117,10 +117,8 @@ def test_numbers_keep_four_significant_digits() -> None:
 
 
 def test_run_conditions_record_expanded_values(bare_repo: Repo) -> None:
-    repo = shop(bare_repo)
-    toml = repo.path / "ledger.toml"
-    # The gate's own command passes {gate}; the condition must say which gate ran.
-    assert '"--out", "{out}"]' in toml.read_text()
+    command = '["python3", "eval.py", "--gate", "{gate}", "--seed", "{seed}", "--out", "{out}"]'
+    repo = shop(bare_repo, run=f"\n[run]\ncommand = {command}\n")
     repo.ok(
         "register",
         "V1",
@@ -133,23 +131,8 @@ def test_run_conditions_record_expanded_values(bare_repo: Repo) -> None:
         "--falsifier",
         "f",
     )
-    from ledger import runner
-
-    conditions = dict(
-        runner.conditions_of(
-            [
-                t.replace("{gate}", "recent")
-                for t in [
-                    "python3",
-                    "eval.py",
-                    "--gate",
-                    "{gate}",
-                    "--seed",
-                    "{seed}",
-                    "--out",
-                    "{out}",
-                ]
-            ]
-        )
-    )
-    assert conditions["gate"] == "recent" and "{" not in "".join(conditions.values())
+    repo.ok("run", "V1", "--gate", "recent", "--seeds", "1")
+    result = repo.ok("show", "V1", "--json").json()["results"][0]
+    conditions = result["provenance"]["conditions"]
+    assert conditions["gate"] == "recent", conditions
+    assert "{" not in "".join(conditions.values()), conditions

@@ -24,7 +24,7 @@ import argparse, json, random, runpy
 arg = argparse.ArgumentParser()
 arg.add_argument("--seed", type=int, required=True)
 arg.add_argument("--out", required=True)
-opt = arg.parse_args()
+opt, _ = arg.parse_known_args()
 size = runpy.run_path("src/cache.py")["SIZE"]
 if size < 0:
     raise SystemExit("negative size")
@@ -42,14 +42,14 @@ FILL = {
 }
 
 
-def shop(repo: Repo, metrics: str = "") -> Repo:
+def shop(repo: Repo, metrics: str = "", run: str = CONFIG_RUN) -> Repo:
     repo.write("src/cache.py", "SIZE = 64\n")
     repo.write("eval.py", EVAL)
     repo.commit_all("feat(cache): a cache and its evaluation")
     repo.ok("init")
     toml = repo.path / "ledger.toml"
     text = toml.read_text().replace('score = "$.score"\n', 'score = "$.score"\n' + metrics)
-    toml.write_text(text + CONFIG_RUN)
+    toml.write_text(text + run)
     repo.commit_all("chore(ledger): the gate runs eval.py")
     repo.ok("hooks", "install")
     return repo
