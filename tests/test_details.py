@@ -136,3 +136,17 @@ def test_run_conditions_record_expanded_values(bare_repo: Repo) -> None:
     conditions = result["provenance"]["conditions"]
     assert conditions["gate"] == "recent", conditions
     assert "{" not in "".join(conditions.values()), conditions
+
+
+def test_sync_with_staged_changes_says_that_is_why(repo: Repo, tmp_path: Path) -> None:
+    from tests.helpers import fingerprint, git
+
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    repo.git("remote", "add", "origin", str(remote))
+    repo.write("notes.txt", "mine\n")
+    repo.git("add", "notes.txt")
+    before = fingerprint(repo.path)
+    result = repo.run("sync")
+    assert result.code == 2 and "staged changes" in result.err, result.err
+    assert fingerprint(repo.path) == before
