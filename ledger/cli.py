@@ -17,6 +17,9 @@ import click
 from ledger import __version__
 from ledger.presets import NAMES as PRESETS
 
+# What users type: git runs the git-ledger console script for `git ledger`.
+PROG = "git ledger"
+
 
 class _Ctx:
     def __init__(self, cwd: Path) -> None:
@@ -31,7 +34,7 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (
 @click.option(
     "-C",
     "cwd",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=Path("."),
     help="Run as if started in this directory.",
 )
@@ -254,6 +257,7 @@ def record(
     is_flag=True,
     help="Print, per gate, the verdicts the numbers allow; write nothing.",
 )
+@click.option("--wait", is_flag=True, help="Wait for runs of this version still running.")
 @json_option
 @pass_ctx
 def conclude(
@@ -264,6 +268,7 @@ def conclude(
     note: str | None,
     override: str | None,
     dry_run: bool,
+    wait: bool,
     as_json: bool,
 ) -> int:
     """Conclude a version: verdict, statistics, next steps, baseline update; one commit."""
@@ -285,6 +290,7 @@ def conclude(
         note=note,
         override=override,
         as_json=as_json,
+        wait=wait,
     )
 
 
@@ -965,7 +971,7 @@ def report(obj: _Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="A .png or .svg file (default: <gate>.svg).",
+    help="A .png or .svg file (default: .git/ledger/plots/<gate>.svg).",
 )
 @pass_ctx
 def plot(obj: _Ctx, gate: str, out: Path | None) -> int:
@@ -1051,6 +1057,25 @@ def doctor(obj: _Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
     return command.run(obj.cwd, fix, stop_runs, as_json)
 
 
+@cli.command("help")
+@click.argument("verb", nargs=-1)
+@click.pass_context
+def help_(ctx: click.Context, verb: tuple[str, ...]) -> int:
+    """Help on one verb (help matrix new), or on all of them."""
+    command: click.Command = cli
+    here = ctx.find_root()
+    for name in verb:
+        sub = command.get_command(here, name) if isinstance(command, click.Group) else None
+        if sub is None:
+            from ledger.errors import BadInput
+
+            raise BadInput(f"no verb {' '.join(verb)!r}", "see 'git ledger help'")
+        here = click.Context(sub, info_name=name, parent=here)
+        command = sub
+    click.echo(here.get_help())
+    return 0
+
+
 def _error_log(cwd: Path) -> Path | None:
     """Where a bug's traceback goes: .git/ledger/last-error.log if we are in a repo."""
     try:
@@ -1072,29 +1097,63 @@ def _cwd_from(argv: list[str]) -> Path:
     return Path(".")
 
 
+def _wants_json(args: list[str]) -> bool:
+    return "--json" in args or any(
+        a == "--format=json" or (a == "json" and i and args[i - 1] == "--format")
+        for i, a in enumerate(args)
+    )
+
+
+def _fail(args: list[str], message: str, code: int) -> None:
+    """One line on stderr; with --json also an error object on stdout, so a
+    script reading JSON never has to parse English."""
+    from ledger import output
+
+    output.error(message)
+    if _wants_json(args):
+        output.emit_json({"error": message, "exit_code": code})
+    sys.exit(code)
+
+
+def _help_hint(exc: click.ClickException) -> str:
+    ctx = getattr(exc, "ctx", None)
+    path = ctx.command_path.split()[2:] if ctx is not None else []
+    return "git ledger help" + "".join(f" {p}" for p in path)
+
+
 def main(argv: list[str] | None = None) -> None:
     if sys.platform == "win32":  # for callers that skip ledger.__main__ (README: Platforms)
         from ledger.__main__ import WINDOWS_UNSUPPORTED
 
         sys.stderr.write(WINDOWS_UNSUPPORTED)
         sys.exit(2)
-    from ledger import output
     from ledger.errors import LedgerError
 
     args = sys.argv[1:] if argv is None else argv
+    if not args and "_GIT_LEDGER_COMPLETE" not in os.environ:
+        # Like click's no_args_is_help and git's own bare `git`: the usage, whole, on
+        # stderr, and the bad-usage exit code.
+        with click.Context(cli, info_name=PROG, **cli.context_settings) as ctx:
+            click.echo(ctx.get_help(), err=True)
+        sys.exit(2)
     try:
-        result: Any = cli.main(args=args, prog_name="git-ledger", standalone_mode=False)
+        result: Any = cli.main(
+            args=args,
+            # Completion scripts name the console script (a zsh `#compdef git ledger`
+            # would take over git's own completion).
+            prog_name="git-ledger" if "_GIT_LEDGER_COMPLETE" in os.environ else PROG,
+            complete_var="_GIT_LEDGER_COMPLETE",
+            standalone_mode=False,
+        )
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
-        output.error("aborted")
-        sys.exit(1)
+        _fail(args, "aborted", 1)
     except click.ClickException as exc:
-        output.error(exc.format_message().replace("\n", " ") + " (see 'git ledger --help')")
-        sys.exit(2)
+        message = exc.format_message().replace("\n", " ")
+        _fail(args, f"{message} (see '{_help_hint(exc)}')", 2)
     except LedgerError as exc:
-        output.error(exc.one_line())
-        sys.exit(exc.exit_code)
+        _fail(args, exc.one_line(), exc.exit_code)
     except BrokenPipeError:
         sys.exit(0)
     except Exception as exc:
@@ -1103,6 +1162,5 @@ def main(argv: list[str] | None = None) -> None:
         if log_path is not None:
             log_path.write_text(traceback.format_exc())
             where = f"; traceback in {log_path}"
-        output.error(f"internal error: {type(exc).__name__}: {exc}{where}")
-        sys.exit(3)
+        _fail(args, f"internal error: {type(exc).__name__}: {exc}{where}", 3)
     sys.exit(result if isinstance(result, int) else 0)

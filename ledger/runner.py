@@ -162,7 +162,8 @@ def plan(
         raise BadInput("give --seeds or --windows (one of them)", "e.g. --seeds 1,2,3")
     if replicates < 1:
         raise BadInput("--replicates must be at least 1")
-    conditions = conditions_of(template)
+    # Record what ran: a fixed placeholder such as {gate} is a value, never a literal.
+    conditions = conditions_of([t.replace("{gate}", gate) for t in template])
     base = output_dir(ctx, out_dir)
     root = base / vid / gate
     _no_links_below(base, root)

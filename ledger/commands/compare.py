@@ -11,6 +11,7 @@ from ledger.context import open_context
 from ledger.errors import BadInput
 from ledger.model.ids import parse_version
 from ledger.render.markdown import fmt, gate_table, signed
+from ledger.render.metrics import metric_rows
 
 
 def run_baseline(cwd: Path, as_json: bool) -> int:
@@ -54,11 +55,34 @@ def run_diff(cwd: Path, a: str, b: str, fmt_name: str, as_json: bool) -> int:
         {r.data.gate for r in state.results if r.data.version in (a, b)} & set(ctx.config.gates)
     )
     stats = [compare(state, b, g, base) for g in gates]
+    metrics = [row for g in gates for row in metric_rows(state, b, g, a)]
     if as_json or fmt_name == "json":
-        output.emit_json({"from": a, "to": b, "gates": [s.model_dump(mode="json") for s in stats]})
-    elif fmt_name == "md":
+        output.emit_json(
+            {
+                "from": a,
+                "to": b,
+                "gates": [s.model_dump(mode="json") for s in stats],
+                "metrics": metrics,
+            }
+        )
+        return 0
+    rows = [
+        (
+            m["gate"],
+            m["metric"] + (" (primary)" if m["primary"] else ""),
+            fmt(m["baseline_mean"]),
+            fmt(m["mean"]),
+            signed(m["delta"]),
+        )
+        for m in metrics
+    ]
+    if fmt_name == "md":
         output.say(f"### {a} → {b}\n")
         output.say(gate_table(stats).rstrip())
+        output.say("")
+        output.say(f"| gate | metric | {a} | {b} | Δ |\n|---|---|---|---|---|")
+        for row in rows:
+            output.say("| " + " | ".join(row) + " |")
     else:
         output.table(
             f"{a} → {b}",
@@ -76,4 +100,5 @@ def run_diff(cwd: Path, a: str, b: str, fmt_name: str, as_json: bool) -> int:
                 for s in stats
             ],
         )
+        output.table("every metric", ("gate", "metric", f"{a} mean", f"{b} mean", "Δ"), rows)
     return 0

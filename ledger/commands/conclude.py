@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from ledger import output
+from ledger import output, readiness
 from ledger.context import open_context
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import decode_text, parse_document, set_block
 from ledger.model.entries import VERDICTS, Conclusion, GateStat
 from ledger.model.ids import parse_version
 from ledger.render.markdown import conclusion_block, gate_table
+from ledger.runner import RunRecords
 from ledger.state import Version
 from ledger.store import Snapshot, Transition
 from ledger.verdicts import contradiction, evidence, summary
@@ -62,6 +63,7 @@ def run(
     note: str | None,
     override: str | None,
     as_json: bool,
+    wait: bool = False,
 ) -> int:
     ctx = open_context(cwd)
     if parse_version(vid, ctx.config.ledger.id_prefix).cell:
@@ -77,6 +79,10 @@ def run(
     if override is not None and ("\n" in override.strip() or "\r" in override):
         raise BadInput("--override must be one line (it becomes a commit trailer)")
     ctx.require_committed_config()
+    records = RunRecords(ctx).all()
+    readiness.wait_or_refuse(records, vid, wait=wait)
+    if wait:
+        records = RunRecords(ctx).all()
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
@@ -103,6 +109,13 @@ def run(
                 f"measure it (git ledger run/record {vid} ...), or git ledger void {vid} --reason ...",
             )
         state = frozen_config(ctx, state, registration)
+        not_ready: str | None = None
+        try:
+            readiness.check_results(ctx.store, state, vid, records, registration)
+        except Refused as exc:
+            if override is None:
+                raise
+            not_ready = exc.message  # overridden: recorded with the conclusion
         gates = evidence(state, vid)
         target = gates[0]
         problem = contradiction(verdict, target, version.front.effect)
@@ -115,11 +128,13 @@ def run(
             verdict=verdict,  # type: ignore[arg-type]
             next=next_text.strip(),
             note=note,
-            override=override if problem else None,
-            evidence=summary(verdict, target, version.front.effect, override if problem else None),
+            override=override if (problem or not_ready) else None,
+            evidence=summary(
+                verdict, target, version.front.effect, override if (problem or not_ready) else None
+            ),
             gates=gates,
         )
-        if override is not None and not problem:
+        if override is not None and not problem and not not_ready:
             conclusion = conclusion.model_copy(
                 update={
                     "note": ((note + " ") if note else "")

@@ -210,7 +210,7 @@ def run(directory: Path | None) -> int:
     demo.ledger("doctor", "--fix")
 
     demo.say("V6: three independent bets at once, each cell in its own worktree")
-    spec = repo.parent / f"{repo.name}-cells.toml"
+    spec = repo / ".git" / "demo-cells.toml"  # nothing outside the demo's directory
     cells: dict[str, tuple[str, float, str]] = {
         "A": ("lr", 0.3, "A learning rate of 0.3 raises the score"),
         "B": ("width", 64, "Width 64 raises the score"),

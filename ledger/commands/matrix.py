@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import gitcli, output, rules, stats
-from ledger.baseline import compare, standing_baseline
+from ledger.baseline import NO_RESULTS, compare, standing_baseline
 from ledger.context import Context, open_context
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import Document, decode_text, parse_document, set_block
@@ -499,6 +499,8 @@ def conclude(
             )
     verdicts: dict[str, str] = {}
     for name, row in table.items():
+        if row["stat"].outcome == NO_RESULTS and name != winner:
+            continue  # not measured: no verdict, so it feeds no trigger
         verdicts[name] = (
             "confirmed" if name == winner else ("inconclusive" if row["pass"] else "refuted")
         )

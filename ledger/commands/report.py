@@ -48,7 +48,9 @@ def plot(cwd: Path, gate: str, out: Path | None) -> int:
     reflections = [r["after"] for r in data["reflections"] if r["complete"]]
     if out is not None and out.suffix not in (".png", ".svg"):
         raise BadInput(f"--out {out}: use a .png or .svg file")
-    target = out or ctx.store.require_workdir() / f"{gate}.svg"
+    # Without --out, never into the work tree (a stray file there blocks the hooks).
+    target = out or ctx.store.ledger_state_dir / "plots" / f"{gate}.svg"
+    target.parent.mkdir(parents=True, exist_ok=True)
     unit = cfg.unit_of(cfg.metric)
     if target.suffix == ".png":
         data_out = plots.gate_png(gate, cfg.metric, unit, points, best, reflections)

@@ -5,17 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ledger import output
+from ledger import output, readiness
 from ledger.context import open_context
-from ledger.errors import BadInput
+from ledger.errors import BadInput, LedgerError
+from ledger.model.documents import decode_text, parse_document
+from ledger.model.entries import MatrixFront
 from ledger.model.ids import check_safe
-from ledger.render.markdown import fmt
+from ledger.render.markdown import fmt, signed
 from ledger.state import LedgerState, load_state
-from ledger.store import Snapshot
+from ledger.store import Snapshot, Store
 from ledger.verdicts import evidence
 
 
-def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
+def version_data(state: LedgerState, vid: str, store: Store | None = None) -> dict[str, Any]:
     version = state.version(vid)
     if version is None:
         raise BadInput(f"no version {vid!r} in {state.config.dir}/", "see 'git ledger status'")
@@ -30,6 +32,14 @@ def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
     else:  # the targeted gate first, as conclude will see it
         evidence_rows = [g.model_dump(mode="json") for g in evidence(state, vid)]
     reflection = state.reflection_for(vid)
+    flags = _flags(store, state, vid) if store is not None else None
+    from ledger.render.metrics import metric_rows
+
+    metrics = [
+        row
+        for e in evidence_rows
+        for row in metric_rows(state, vid, e["gate"], e.get("baseline_version"))
+    ]
     return {
         "id": vid,
         "kind": "version",
@@ -41,15 +51,87 @@ def version_data(state: LedgerState, vid: str) -> dict[str, Any]:
         "override": conclusion.override if conclusion else None,
         "conclusion": conclusion.model_dump(mode="json", exclude={"gates"}) if conclusion else None,
         "evidence": evidence_rows,
+        "metrics": metrics,
         "results": results,
         "reflection": reflection.front.id if reflection else None,
+        "flags": {"dirty": list(flags.dirty), "before_code": list(flags.before_code)}
+        if flags
+        else {"dirty": [], "before_code": []},
     }
+
+
+def _flags(store: Store, state: LedgerState, vid: str) -> readiness.Flags:
+    from ledger.history import check_registration
+
+    try:
+        registration = check_registration(store, state.config.dir, vid).commit
+    except LedgerError:  # not registered on this branch (a cell): no history to read
+        return readiness.flags(store, state, vid, None)
+    return readiness.flags(store, state, vid, readiness.code_commits(store, vid, registration))
+
+
+def _show_matrix(path: str, matrix: MatrixFront, as_json: bool) -> int:
+    cells: list[dict[str, Any]] = [
+        {
+            "cell": f"{matrix.id}.{c.name}",
+            "bet": c.bet,
+            "gate": c.gate,
+            "files": c.files,
+            "branch": c.branch,
+            "verdict": matrix.verdicts.get(c.name)
+            or ("not measured" if matrix.concluded else "open"),
+            "stat": matrix.comparison[c.name].model_dump(mode="json")
+            if c.name in matrix.comparison
+            else None,
+        }
+        for c in matrix.cells
+    ]
+    data = {
+        "id": matrix.id,
+        "kind": "matrix",
+        "path": path,
+        "state": "concluded" if matrix.concluded else "open",
+        "winner": matrix.winner,
+        "override": matrix.override,
+        "baselines": matrix.baselines,
+        "cites": matrix.cites,
+        "cells": cells,
+    }
+    if as_json:
+        output.emit_json(data)
+        return 0
+    winner = f" · winner {matrix.winner}" if matrix.winner else ""
+    output.say(f"{matrix.id} [matrix · {data['state']}{winner}] {len(cells)} cells ({path})")
+    if matrix.override:
+        output.say(f"  OVERRIDE: {matrix.override}")
+    output.table(
+        "cells",
+        ("cell", "gate", "verdict", "n", "mean", "Δ", "outcome", "bet"),
+        [
+            (
+                c["cell"],
+                c["gate"],
+                c["verdict"],
+                c["stat"]["n"] if c["stat"] else "—",
+                fmt(c["stat"]["mean"]) if c["stat"] else "—",
+                signed(c["stat"]["delta"]) if c["stat"] else "—",
+                c["stat"]["outcome"] if c["stat"] else "—",
+                c["bet"],
+            )
+            for c in cells
+        ],
+    )
+    return 0
 
 
 def run(cwd: Path, vid: str, as_json: bool) -> int:
     check_safe(vid, "id")
     ctx = open_context(cwd)
-    state = load_state(ctx.store, ctx.config, ctx.store.snapshot())
+    snap = ctx.store.snapshot()
+    state = load_state(ctx.store, ctx.config, snap)
+    found = state.matrix(vid)
+    if found is not None:
+        return _show_matrix(found[0], found[1], as_json)
     reflection = next((r for r in state.reflections if r.front.id == vid), None)
     if reflection is not None:
         data: dict[str, Any] = {
@@ -60,16 +142,24 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
             "triggers": reflection.front.triggers,
             "complete": reflection.complete,
             "missing_sections": list(reflection.missing),
+            "body": parse_document(
+                decode_text(snap.read(reflection.path) or b"", reflection.path), reflection.path
+            ).body.strip(),
         }
         if as_json:
             output.emit_json(data)
         else:
-            output.say(f"{vid}: reflection after {reflection.front.after} ({reflection.path})")
-            output.say(
+            state_text = (
                 "complete" if reflection.complete else "missing: " + ", ".join(reflection.missing)
             )
+            output.say(
+                f"{vid}: reflection after {reflection.front.after} ({reflection.path}; {state_text})"
+            )
+            output.say(f"  triggers: {', '.join(reflection.front.triggers) or 'none'}")
+            output.say("")
+            output.say(data["body"])
         return 0
-    data = version_data(state, vid)
+    data = version_data(state, vid, ctx.store)
     data["determinism"] = _determinism(ctx.store.snapshot(), state, vid)
     if as_json:
         output.emit_json(data)
@@ -82,6 +172,9 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
     output.say(f"  files: {', '.join(reg['files']) or '—'}   parent: {reg['parent'] or '—'}")
     if data["override"]:
         output.say(f"  OVERRIDE: {data['override']}")
+    flagged = readiness.Flags(tuple(data["flags"]["dirty"]), tuple(data["flags"]["before_code"]))
+    for line in flagged.lines():
+        output.say(f"  FLAGGED: {line}")
     rows = [
         (
             e["gate"],
@@ -98,6 +191,23 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
     output.table(
         "evidence", ("gate", "n", "mean", "baseline", "Δ", "SE", "threshold", "outcome"), rows
     )
+    if data["metrics"]:
+        output.table(
+            "metrics",
+            ("gate", "metric", "n", "mean", "baseline", "baseline mean", "Δ"),
+            [
+                (
+                    m["gate"],
+                    m["metric"] + (" (primary)" if m["primary"] else "") + f" ({m['direction']})",
+                    m["n"],
+                    fmt(m["mean"]),
+                    m["baseline"] or "—",
+                    fmt(m["baseline_mean"]),
+                    signed(m["delta"]),
+                )
+                for m in data["metrics"]
+            ],
+        )
     for item in data["determinism"]:
         seeds = "; ".join(
             f"seed {s['seed']} {'PASS' if s['pass'] else 'FAIL'}"

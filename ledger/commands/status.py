@@ -22,11 +22,27 @@ if TYPE_CHECKING:
 def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
     """Everything status says that is a function of the ledger tree and config."""
     from ledger import rules
+    from ledger.nextstep import code_commit, next_action
     from ledger.presets import preset_for
 
     preset = preset_for(state.config)
 
     fired, incomplete = rules.reflection_pending(state)
+    nxt = next_action(state)
+    # A version that builds on another needs its code committed before it is measured;
+    # whether it is, only git's history says (see fresh_next).
+    version = state.version(nxt.step) if nxt.step and nxt.action == "measure" else None
+    code_first = (
+        code_commit(state, version).as_dict()
+        if version is not None and version.front.parent and version.front.files
+        else None
+    )
+    # After a refutation `next` offers reverting its code; whether that code is still on
+    # the branch, only git's history says (see fresh_next).
+    last = state.versions[-1] if state.versions else None
+    refuted = (
+        last.id if last is not None and last.verdict == "refuted" and not last.front.matrix else None
+    )
     versions = [
         {
             "id": v.id,
@@ -65,7 +81,19 @@ def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
             if r.data.status == "failed"
         ],
         "next": preset.next_action(ctx, state),
+        "code_first": code_first,
+        "refuted": refuted,
+        "flagged": _dirty_results(state),
     }
+
+
+def _dirty_results(state: LedgerState) -> list[dict[str, Any]]:
+    """Versions with results measured on a dirty work tree (see 'show ID' for the files)."""
+    counts: dict[str, int] = {}
+    for r in state.results:
+        if r.data.status == "ok" and r.data.provenance.dirty:
+            counts[r.data.version] = counts.get(r.data.version, 0) + 1
+    return [{"id": vid, "dirty": n} for vid, n in counts.items()]
 
 
 def status_data(cwd: Path) -> dict[str, Any]:
@@ -92,8 +120,156 @@ def status_data(cwd: Path) -> dict[str, Any]:
         data["branch"] = ids[2].removeprefix("refs/heads/") if ids[2] != "HEAD" else None
         data["commit"] = ids[0]
     data["runs"] = {"running": running(state_dir / "runs"), "failed": data.pop("failed_runs")}
+    data["next"] = fresh_next(
+        cwd, top, data, data.pop("code_first", None), data.pop("refuted", None)
+    )
     data["history"] = history_findings(cwd, state_dir, common, data["commit"])
     return data
+
+
+def fresh_next(
+    cwd: Path,
+    top: Path,
+    data: dict[str, Any],
+    code_first: dict[str, Any] | None,
+    refuted: str | None = None,
+) -> dict[str, Any]:
+    """The next action, corrected by what the ledger tree cannot say (read fresh)."""
+    nxt: dict[str, Any] = data["next"]
+    if data["runs"]["running"]:
+        labels = ", ".join(str(r["label"]) for r in data["runs"]["running"])
+        return _action("wait", "git ledger wait", f"runs are still running: {labels}")
+    if nxt["action"] == "register" and refuted:
+        standing = refuted_code(top, refuted)
+        if standing:
+            build_on = f"{nxt['command']} --parent {refuted}"
+            return {
+                **_action(
+                    "revert-or-build-on",
+                    f"git revert --no-edit {' '.join(standing)}",
+                    f"{refuted} was refuted and its code is still on the branch: revert its "
+                    f"code commits (this command), or build on it with a stated reason: "
+                    f"{build_on} (say in the bet why refuted code stays)",
+                    step=refuted,
+                ),
+                "alternatives": [{**nxt, "command": build_on}],
+            }
+    step = nxt.get("step")
+    if nxt["action"] == "measure" and code_first is not None and step:
+        grep = ["log", "--format=%H %(trailers:key=Ledger-Transition,valueonly,separator=%x2c)"]
+        found = gitcli.output([*grep, f"--grep=^Ledger-Step: {step}$", "HEAD"], top)
+        if not any(len(line.split()) == 1 for line in found.splitlines()):
+            return code_first
+    if nxt["action"] == "reflect" and step:
+        rel = f"{data['dir']}/{step}.md"
+        if (top / rel).exists():
+            after = step.removeprefix("REFLECTION_")
+            return _action(
+                "complete-reflection",
+                f"git ledger reflect {after} --commit",
+                f"{rel} is written but not committed; fill in its six sections, then commit it",
+                step=step,
+                edit=[rel],
+            )
+    if nxt["action"] == "matrix" and step:
+        return _matrix_next(cwd, step)
+    return nxt
+
+
+def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
+    """Each cell in turn: its worktree, its code commit, its measurement; then the winner."""
+    import os
+    import shlex
+
+    from ledger.baseline import NO_RESULTS
+    from ledger.commands.matrix import WORKTREES, comparison
+    from ledger.context import open_context
+    from ledger.nextstep import code_commit, measure
+
+    ctx = open_context(cwd)
+    state = ctx.state()
+    found = state.matrix(mid)
+    if found is None:
+        return _action("status", "git ledger status", f"matrix {mid} is not on this branch")
+    matrix = found[1]
+    _, common = gitcli.locate(cwd)
+    here = cwd.resolve()
+    table = comparison(ctx, state, matrix)
+    for cell in matrix.cells:
+        row = table[cell.name]
+        cid = f"{mid}.{cell.name}"
+        tree = common.parent / WORKTREES / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
+        rel = os.path.relpath(tree, here)
+        if row["stat"].outcome != NO_RESULTS:
+            continue
+        if not tree.is_dir():
+            return _action(
+                "matrix-join",
+                f"git ledger matrix join {mid} {cell.name}",
+                f"cell {cid} has no worktree on this machine",
+                step=cid,
+            )
+        version = state.version(cid)
+        if version is None:
+            continue
+        log = gitcli.output(
+            [
+                "log",
+                "--format=%H %(trailers:key=Ledger-Transition,valueonly,separator=%x2c)",
+                f"--grep=^Ledger-Step: {cid.replace('.', '[.]')}$",
+                cell.branch,
+            ],
+            tree,
+        )
+        if not any(len(line.split()) == 1 for line in log.splitlines()):
+            action = code_commit(state, version)
+            edit = [os.path.join(rel, f) for f in action.edit]
+        else:
+            action = measure(state, cid, cell.gate)
+            edit = []
+        return _action(
+            action.action,
+            f"cd {shlex.quote(rel)} && {action.command}",
+            f"matrix {mid}, cell {cell.name}: {action.reason}",
+            step=cid,
+            placeholders=list(action.placeholders),
+            edit=edit,
+        )
+    passing = [r for r in table.values() if r["pass"]]
+    if passing:
+        best = max(passing, key=lambda r: r["z"] or 0.0)
+        name = str(best["cell"]).rsplit(".", 1)[1]
+        return _action(
+            "matrix-conclude",
+            f"git ledger matrix conclude {mid} --winner {name}",
+            f"every cell of {mid} is measured; {name} passes the adjusted threshold best",
+            step=mid,
+        )
+    return _action(
+        "matrix-conclude",
+        f"git ledger matrix conclude {mid} --none",
+        f"every cell of {mid} is measured; none passes the adjusted threshold",
+        step=mid,
+    )
+
+
+def _action(
+    action: str,
+    command: str,
+    reason: str,
+    *,
+    step: str | None = None,
+    placeholders: list[str] | None = None,
+    edit: list[str] | None = None,
+) -> dict[str, Any]:
+    return {
+        "action": action,
+        "command": command,
+        "reason": reason,
+        "step": step,
+        "placeholders": placeholders or [],
+        "edit": edit or [],
+    }
 
 
 def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) -> list[Any]:
@@ -126,6 +302,20 @@ def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) 
     return [f.as_json() for f in report.findings]
 
 
+def refuted_code(top: Path, vid: str) -> list[str]:
+    """The code commits of ``vid`` still on the branch (not reverted), newest first."""
+    import re
+
+    fmt = "%H %(trailers:key=Ledger-Transition,valueonly,separator=%x2c)"
+    found = gitcli.output(["log", f"--format={fmt}", f"--grep=^Ledger-Step: {vid}$", "HEAD"], top)
+    code = [line.split()[0] for line in found.splitlines() if len(line.split()) == 1]
+    if not code:
+        return []
+    bodies = gitcli.output(["log", "--format=%B", "--grep=^This reverts commit ", "HEAD"], top)
+    reverted = set(re.findall(r"This reverts commit ([0-9a-f]{40})", bodies))
+    return [sha for sha in code if sha not in reverted]
+
+
 def run_status(cwd: Path, as_json: bool) -> int:
     data = status_data(cwd)
     if as_json:
@@ -156,6 +346,10 @@ def run_status(cwd: Path, as_json: bool) -> int:
         output.say(f"running: {run['label']} (pid {run['pid']}, log {run['log']})")
     if data["runs"]["failed"]:
         output.say(f"failed runs on record: {len(data['runs']['failed'])}")
+    for flag in data.get("flagged", []):
+        output.say(
+            f"flagged: {flag['id']} has {flag['dirty']} result(s) measured on a dirty work tree"
+        )
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
     for finding in data["history"]:

@@ -247,6 +247,12 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
         )
     if remote not in gitcli.remotes(workdir):
         raise BadInput(f"no remote named {remote!r}", "see 'git remote -v'")
+    staged = gitcli.run(["diff", "--cached", "--quiet"], workdir, check=False)
+    if staged.returncode == 1:  # a merge would refuse, or carry them into its commit
+        raise BadInput(
+            "there are staged changes; sync merges and must start from a clean index",
+            "commit them, or unstage them with 'git restore --staged .'",
+        )
     branch = ctx.store.branch().removeprefix("refs/heads/")
     configure_driver(workdir)  # also repairs a 0.1 definition, silently
     notes: list[str] = []

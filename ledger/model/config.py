@@ -26,7 +26,11 @@ Direction = Literal["higher", "lower"]
 class _Table(BaseModel):
     # defer_build: a model builds its validator on first use, so a verb pays
     # start-up only for the models it touches.
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    # strict: `sigma_k = true` or `noise_floor = "1.0"` is an error naming the key, not a
+    # silent coercion; inf and nan are never a threshold.
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, defer_build=True, strict=True, allow_inf_nan=False
+    )
 
 
 class MetricSpec(_Table):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from ledger.model.entries import Conclusion, GateStat
 
 
@@ -11,7 +13,9 @@ def fmt(value: float | None, digits: int = 4) -> str:
     if value == 0:
         return "0"
     if 1e-3 <= abs(value) < 1e7:
-        return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:.2f}"
+        # The same significant digits at every scale, never an exponent in this range.
+        decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+        return f"{round(value, decimals):.{decimals}f}"
     return f"{value:.3e}"
 
 

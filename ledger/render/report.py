@@ -15,6 +15,7 @@ from ledger.baseline import baseline_rows
 from ledger.context import Context
 from ledger.model.ids import VersionId
 from ledger.render.markdown import fmt, signed
+from ledger.render.metrics import metric_rows
 from ledger.state import LedgerState
 
 WATERMARK = "<!-- git-ledger:report -->"
@@ -68,6 +69,12 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
                 "se": target.se if target else None,
                 "outcome": target.outcome if target else None,
                 "baseline_version": target.baseline_version if target else None,
+                "metrics": metric_rows(
+                    state, v.id, v.front.gate, target.baseline_version if target else None
+                ),
+                "dirty": sum(
+                    1 for r in state.results_for(v.id, v.front.gate) if r.data.provenance.dirty
+                ),
             }
         )
     before = _before(state, limit)
@@ -172,7 +179,9 @@ def markdown(data: dict[str, Any]) -> str:
                         v["id"],
                         v["bet"],
                         v["gate"],
-                        v["verdict"] + (" (override)" if v["override"] else ""),
+                        v["verdict"]
+                        + (" (override)" if v["override"] else "")
+                        + (f" ({v['dirty']} on a dirty tree)" if v.get("dirty") else ""),
                         v["n"] if v["n"] is not None else "—",
                         signed(v["delta"]),
                         fmt(v["threshold"]),
@@ -181,6 +190,24 @@ def markdown(data: dict[str, Any]) -> str:
                     for v in data["versions"]
                 ],
             ),
+        ]
+    metric_lines = [
+        [
+            v["id"],
+            m["metric"] + (" (primary)" if m["primary"] else ""),
+            m["n"],
+            fmt(m["mean"]),
+            signed(m["delta"]) + (f" vs {m['baseline']}" if m["baseline"] else ""),
+        ]
+        for v in data["versions"]
+        for m in v.get("metrics", [])
+        if m["n"]
+    ]
+    if metric_lines:
+        parts += [
+            "### Every metric",
+            "",
+            table(["version", "metric", "n", "mean", "Δ"], metric_lines),
         ]
     if data["baseline"]:
         parts += [

@@ -1,0 +1,209 @@
+"""The CI examples, run locally: their shell steps, as written, against a bare remote.
+
+Each `run:` step of examples/github/*.yml reads only environment variables, so the
+test runs it with bash in a clone of a bare remote. A fake `gh` on PATH keeps the pull
+request's comments in a JSON file and records every call; the seed fan-out's matrix
+jobs are parallel clones that each run their seed and `git ledger sync`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.helpers import Repo, git
+from tests.test_next_walk import shop
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+FAKE_GH = f"""#!{sys.executable}
+import json, os, sys
+store = os.environ["FAKE_GH_STORE"]
+data = json.load(open(store)) if os.path.exists(store) else {{"comments": [], "calls": []}}
+args = sys.argv[1:]
+data["calls"].append(args)
+def body(arg):
+    return open(arg.split("=@", 1)[1]).read() if "=@" in arg else arg.split("=", 1)[1]
+if args[:2] == ["pr", "comment"]:
+    text = open(args[args.index("--body-file") + 1]).read()
+    data["comments"].append({{"id": len(data["comments"]) + 101, "body": text}})
+elif args[0] == "api" and "PATCH" in args:
+    path = next(a for a in args if a.startswith("repos/"))
+    cid = int(path.rsplit("/", 1)[1])
+    comment = next(c for c in data["comments"] if c["id"] == cid)
+    comment["body"] = body(args[args.index("-F") + 1])
+elif args[0] == "api":
+    jq = args[args.index("--jq") + 1]
+    mark = jq.split('startswith("', 1)[1].split('")', 1)[0]
+    for c in data["comments"]:
+        if c["body"].startswith(mark):
+            print(c["id"])
+else:
+    sys.exit("fake gh: unexpected call " + repr(args))
+json.dump(data, open(store, "w"))
+"""
+
+
+def steps(workflow: str) -> dict[str, str]:
+    data: Any = yaml.safe_load((EXAMPLES / "github" / workflow).read_text())
+    (job,) = data["jobs"].values()
+    return {s["name"]: s["run"] for s in job["steps"] if "run" in s and "name" in s}
+
+
+def bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def published(tmp_path: Path, repo: Repo) -> Path:
+    """A loop with V1 concluded and V2's code committed, pushed to a bare remote."""
+    shop(repo)
+    repo.ok(
+        "register",
+        "V1",
+        "--bet",
+        "baseline",
+        "--gate",
+        "recent",
+        "--files",
+        "src/cache.py",
+        "--falsifier",
+        "none",
+    )
+    repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "wider")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    repo.git("remote", "add", "origin", str(remote))
+    repo.git("push", "-q", "-u", "origin", "main")
+    repo.ok(
+        "register",
+        "V2",
+        "--bet",
+        "A wider cache lifts the score",
+        "--gate",
+        "recent",
+        "--files",
+        "src/cache.py",
+        "--falsifier",
+        "no gain",
+    )
+    repo.write("src/cache.py", "SIZE = 96\n")
+    repo.commit_all("feat(cache): V2 — wider")
+    repo.git("push", "-q", "origin", "main")
+    return remote
+
+
+def test_pull_request_workflow_verifies_and_keeps_one_comment(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    remote = published(tmp_path, bare_repo)
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(remote), str(checkout))
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir()
+    (bindir / "gh").write_text(FAKE_GH)
+    (bindir / "gh").chmod(0o755)
+    store = tmp_path / "gh.json"
+    env = {
+        **os.environ,
+        "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_GH_STORE": str(store),
+        "RUNNER_TEMP": str(tmp_path),
+        "PR": "7",
+        "REPO": "octo/shop",
+        "GH_TOKEN": "t",
+    }
+    run = steps("ledger.yml")
+    assert set(run) == {"install", "verify", "comment"}
+    assert run["install"].strip() == "pip install git-ledger"
+    verify = bash(run["verify"], checkout, env)
+    if "No such command 'verify'" not in verify.stderr:  # `verify` arrives with #15
+        assert verify.returncode == 0, verify.stderr
+    first = bash(run["comment"], checkout, env)
+    assert first.returncode == 0, first.stderr
+    data = json.loads(store.read_text())
+    assert [c[:3] for c in data["calls"]] == [
+        ["api", "repos/octo/shop/issues/7/comments", "--paginate"],
+        ["pr", "comment", "7"],
+    ]
+    assert len(data["comments"]) == 1
+    assert data["comments"][0]["body"].startswith("<!-- git-ledger:report -->")
+    assert "V1" in data["comments"][0]["body"]
+    # A new push to the pull request: the same comment is updated, none is added.
+    bare_repo.ok("run", "V2", "--gate", "recent", "--seeds", "1,2")
+    bare_repo.git("push", "-q", "origin", "main")
+    git(checkout, "pull", "-q", "--ff-only")
+    second = bash(run["comment"], checkout, env)
+    assert second.returncode == 0, second.stderr
+    data = json.loads(store.read_text())
+    assert len(data["comments"]) == 1, data["comments"]
+    assert any("PATCH" in c and "repos/octo/shop/issues/comments/101" in c for c in data["calls"])
+    assert "V2" in data["comments"][0]["body"]
+
+
+def test_seed_fan_out_jobs_share_results_through_the_remote(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    remote = published(tmp_path, bare_repo)
+    run = steps("ledger-seeds.yml")
+    assert set(run) == {"install", "run", "sync"}
+    workflow = yaml.safe_load((EXAMPLES / "github/ledger-seeds.yml").read_text())
+    seeds = workflow["jobs"]["seed"]["strategy"]["matrix"]["seed"]
+    jobs = []
+    for seed in seeds:  # each matrix job: a fresh checkout, its seed, then sync
+        clone = tmp_path / f"job-{seed}"
+        git(tmp_path, "clone", "-q", str(remote), str(clone))
+        env = {**os.environ, "VERSION": "V2", "GATE": "recent", "SEED": str(seed)}
+        script = run["run"] + "\n" + run["sync"]
+        jobs.append(
+            subprocess.Popen(
+                ["bash", "-eo", "pipefail", "-c", script],
+                cwd=clone,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    for job in jobs:
+        out, err = job.communicate()
+        assert job.returncode == 0, err + out
+    listed = git(
+        tmp_path,
+        "--git-dir",
+        str(remote),
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "main",
+        "training_log/results/V2/recent/",
+    )
+    assert sorted(Path(p).name for p in listed.split()) == [f"seed-{s}.json" for s in seeds]
+    git(tmp_path, "--git-dir", str(remote), "fsck", "--strict")
+
+
+def test_gitlab_example_runs_the_same_verbs() -> None:
+    data: Any = yaml.safe_load((EXAMPLES / "gitlab/.gitlab-ci.yml").read_text())
+    verify = "\n".join(data["ledger:verify"]["script"])
+    assert "git ledger verify" in verify and "git ledger report --format md" in verify
+    assert "<!-- git-ledger:report -->" in verify and "--request PUT" in verify
+    seeds = data["ledger:seeds"]
+    assert seeds["parallel"]["matrix"][0]["SEED"] == ["1", "2", "3", "4"]
+    assert seeds["script"][-2:] == [
+        'git ledger run "$VERSION" --gate "$GATE" --seeds "$SEED"',
+        "git ledger sync origin",
+    ]
