@@ -82,9 +82,11 @@ def code_commit(state: LedgerState, version: Version) -> NextAction:
     subject = f"feat({scope}): {version.id} — {bet[:1].lower()}{bet[1:]}"
     return NextAction(
         "commit-code",
-        f"git add -- {' '.join(shlex.quote(f) for f in files)} && git commit -m {shlex.quote(subject)}",
+        # The trailer is written out: the hook adds it too, but not every clone has hooks.
+        f"git add -- {' '.join(shlex.quote(f) for f in files)} && git commit -m "
+        f"{shlex.quote(subject)} -m {shlex.quote('Ledger-Step: ' + version.id)}",
         f"{version.id} is registered; change {', '.join(files)} for its bet and commit it "
-        "(the hook adds its Ledger-Step), then measure it",
+        "(the commit carries its Ledger-Step), then measure it",
         version.id,
         (),
         tuple(files),

@@ -946,7 +946,10 @@ def frozen_config(ctx: Any, state: Any, registration: str) -> Any:
         "stats": then.stats,
         "triggers": then.triggers,
     }
-    for table in ("campaign", "batches"):
+    from ledger.presets import NAMES
+
+    # Each loop's own table of ledger.toml ([campaign], [batches]) is frozen the same way.
+    for table in (name for name in NAMES if name in type(then).model_fields):
         if getattr(then, table) is not None:
             update[table] = getattr(then, table)
     return replace(state, config=now.model_copy(update=update))

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from tests.helpers import Repo, git
-from tests.test_next_walk import shop
+from tests.test_next_walk_states import shop
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

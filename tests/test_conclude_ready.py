@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from tests.helpers import Repo
-from tests.test_next_walk import shop
+from tests.test_next_walk_states import shop
 
 
 def _register(repo: Repo, vid: str) -> None:

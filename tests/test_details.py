@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ledger.render.markdown import fmt
 from tests.helpers import Repo, ledger
-from tests.test_next_walk import shop
+from tests.test_next_walk_states import shop
 
 SPEC = "".join(
     f'[cells.{c}]\nslug = "s{c.lower()}"\nbet = "Cell {c}"\ngate = "recent"\n'

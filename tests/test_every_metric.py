@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.helpers import Repo
-from tests.test_next_walk import shop
+from tests.test_next_walk_states import shop
 
 
 def test_show_diff_and_report_list_every_metric_primary_first(bare_repo: Repo) -> None:

@@ -97,6 +97,8 @@ class Walk:
             action = self.rng.choice(action["alternatives"])
         self.actions[action["action"]] = self.actions.get(action["action"], 0) + 1
         self.crash()
+        for rel in action.get("edit", []):  # the files `next` says to change first
+            self.edit(rel)
         for part in action["command"].split(" && "):
             self.execute(part.strip(), action)
         return bool(action.get("done"))
@@ -115,9 +117,9 @@ class Walk:
             self.edit(command.split()[1])
             return
         words = shlex.split(command)
-        if words[:2] == ["git", "revert"]:
-            # After a refutation `next` offers reverting the version's code: a plain
-            # git command with a substitution, run as a user pastes it into a shell.
+        if words[:1] == ["git"] and words[1:2] != ["ledger"]:
+            # Plain git that `next` hands over (commit the version's code, revert a
+            # refuted version's code), run as a user pastes it into a shell.
             done = subprocess.run(
                 ["sh", "-c", command], cwd=self.repo, capture_output=True, text=True, check=False
             )
@@ -133,7 +135,7 @@ class Walk:
     def fill(self, words: list[str], action: dict[str, Any]) -> list[str]:
         out = []
         for word in words:
-            if word == "TEXT":
+            if word == "TEXT" or (word.startswith("<") and word.endswith(">")):
                 word = f"text {self.steps}"
             elif "|" in word and " " not in word:
                 word = self.rng.choice(word.split("|"))
@@ -272,14 +274,21 @@ class VersionsWalk(Walk):
 
     def edit(self, path: str) -> None:
         target = self.repo / path
+        if "REFLECTION_" not in path:  # a version's code: change it for its bet
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("a") as handle:
+                handle.write(f"# step {self.steps}\n")
+            return
         text = target.read_text()
         filled = re.sub(r"(## [^\n]+\n)", r"\1\nLooked at it; see the numbers.\n", text)
         target.write_text(filled)
 
     def fill(self, words: list[str], action: dict[str, Any]) -> list[str]:
         out = []
+        placeholders = {"<GATE>": "recent", "<FILES>": "src/app.py"}
         for word in words:
-            if word == "RESULTS.json":
+            word = placeholders.get(word, word)
+            if word in ("RESULTS.json", "<RESULTS.json>"):
                 path = self.repo.parent / f"results-{self.repos}-{self.steps}.json"
                 path.write_text(json.dumps({"score": round(self.rng.gauss(10, 3), 4)}))
                 word = str(path)

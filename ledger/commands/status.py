@@ -173,6 +173,19 @@ def fresh_next(
             )
     if nxt["action"] == "matrix" and step:
         return _matrix_next(cwd, step)
+    if nxt["action"] == "conclude" and step and "--override" not in nxt["command"]:
+        dirty = next((f["dirty"] for f in data.get("flagged", []) if f["id"] == step), 0)
+        if dirty:
+            # conclude refuses results measured on a dirty tree without an override:
+            # say so, and offer the clean re-measurement as the other way.
+            return {
+                **nxt,
+                "command": f"{nxt['command']} --override '<REASON>'",
+                "reason": f"{nxt['reason']}; {dirty} result(s) were measured on a dirty work "
+                "tree, so the verdict needs a stated reason (or re-measure from a clean tree "
+                "with --replace)",
+                "placeholders": [*nxt.get("placeholders", []), "<REASON>"],
+            }
     return nxt
 
 

@@ -51,15 +51,6 @@ class VersionsPreset(Preset):
         from ledger.nextstep import next_action
 
         action = dict(next_action(state).as_dict())
-        concluded = state.concluded()
-        if action["action"] == "reflect" and concluded:
-            # One command that gets through the step even after a crash half-way:
-            # writing the reflection again is a no-op once it exists.
-            rel = f"{state.config.dir}/REFLECTION_{concluded[-1].id}.md"
-            after = concluded[-1].id
-            action["command"] = (
-                f"git ledger reflect {after} && $EDITOR {rel} && git ledger reflect {after} --commit"
-            )
         if action["action"] == "conclude":
             supported = supported_verdicts(state, action["command"].split()[3])
             if supported:
