@@ -404,17 +404,23 @@ class Store:
                 pushed.discard(oid)
                 for parent in dict.fromkeys(str(p) for p in commit.parent_ids):
                     if parent not in pushed:
-                        waiting[parent] -= 1
-                        if waiting[parent] == 0:
-                            del waiting[parent]
+                        left = waiting.get(parent, 0) - 1
+                        if left > 0:
+                            waiting[parent] = left
+                        else:
+                            waiting.pop(parent, None)
                 continue
             yield _info(commit)
             for parent in dict.fromkeys(str(p) for p in commit.parent_ids):
                 if parent in pushed:
                     continue
-                waiting[parent] -= 1
-                if waiting[parent] == 0:
-                    del waiting[parent]
+                # A parent that was put back (deferred above) while this child was
+                # found has no count for it: its last known child is shown, bring it in.
+                left = waiting.get(parent, 1) - 1
+                if left > 0:
+                    waiting[parent] = left
+                else:
+                    waiting.pop(parent, None)
                     push(parent)
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:

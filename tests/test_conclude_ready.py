@@ -79,17 +79,24 @@ def test_seeds_of_a_killed_run_are_not_silently_dropped(bare_repo: Repo) -> None
     _register(repo, "V1")
     (repo.path / "hold").write_text("")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2,3", "--detach")
-    _until(
-        lambda: (
-            (repo.path / "training_log/results/V1/recent/seed-1.json").exists()
-            or "seed-1" in repo.git("ls-tree", "-r", "--name-only", "HEAD")
-        ),
-        "seed 1 recorded",
-    )
+    # A run commits its finished seeds in one transition when it ends; seed 1 finishes
+    # (marked in its run record), 2 and 3 are held, and then the run is killed.
+    _until(lambda: any(r.get("finished") for r in _records(repo)), "seed 1 finished")
     batch = next(r for r in _records(repo) if r.get("batch"))
     os.killpg(int(str(batch["pid"])), signal.SIGKILL)
-    _until(lambda: all(not _alive(int(str(r["pid"]))) for r in _records(repo)), "run killed")
+    _until(
+        lambda: all(
+            not _alive(int(str(r["pid"]))) for r in _records(repo) if not r.get("finished")
+        ),
+        "run killed",
+    )
     (repo.path / "hold").unlink()
+    refused = repo.run("conclude", "V1", "--verdict", "confirmed", "--next", "x")
+    assert refused.code == 1 and "[results-missing]" in refused.err, refused.err
+    assert "V1" in refused.err
+    # The finished seed is not lost: it is recorded from its run record.
+    repo.ok("run", "V1", "--gate", "recent", "--record-finished")
+    assert "seed-1" in repo.git("ls-tree", "-r", "--name-only", "HEAD")
     refused = repo.run("conclude", "V1", "--verdict", "confirmed", "--next", "x")
     assert refused.code == 1 and "[results-missing] seeds 2,3 of V1" in refused.err, refused.err
     hint = refused.err.split("run them: ")[1].split(" (or")[0]

@@ -103,19 +103,19 @@ def run(
                 f"{vid} is already concluded ({version.verdict})", "register a new version"
             )
         registration = require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
+        not_ready: str | None = None
+        try:  # first: seeds that were started and have no results say which and how
+            readiness.check_results(ctx.store, state, vid, records, registration)
+        except Refused as exc:
+            if override is None:
+                raise
+            not_ready = exc.message  # overridden: recorded with the conclusion
         if not state.results_for(vid, version.front.gate):
             raise Refused(
                 f"{vid} has no results on its gate '{version.front.gate}': nothing to conclude",
                 f"measure it (git ledger run/record {vid} ...), or git ledger void {vid} --reason ...",
             )
         state = frozen_config(ctx, state, registration)
-        not_ready: str | None = None
-        try:
-            readiness.check_results(ctx.store, state, vid, records, registration)
-        except Refused as exc:
-            if override is None:
-                raise
-            not_ready = exc.message  # overridden: recorded with the conclusion
         gates = evidence(state, vid)
         target = gates[0]
         problem = contradiction(verdict, target, version.front.effect)
