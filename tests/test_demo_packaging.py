@@ -34,6 +34,11 @@ def test_demo_walks_the_loop_and_leaves_a_healthy_repository(tmp_path: Path) -> 
     assert git(repo, "status", "--porcelain") == ""
     status = ledger(repo, "status", "--json").json()
     assert status["counts"]["concluded"] == 8 and not status["problems"]
+    # Every code commit, the matrix cells' included, carries its version (hooks ran
+    # in the cells' worktrees), so the whole history verifies.
+    verified = ledger(repo, "verify")
+    assert verified.code == 0, verified.out + verified.err
+    assert ledger(repo, "log", "-n", "8").code == 0
 
 
 def test_demo_refuses_a_non_empty_directory(tmp_path: Path) -> None:

@@ -152,7 +152,9 @@ def run(directory: Path | None) -> int:
         ("user.name", "git-ledger demo"),
         ("user.email", "demo@example.invalid"),
         ("commit.gpgsign", "false"),
-        ("core.hooksPath", ".git/hooks"),
+        # Absolute: a matrix cell's worktree resolves a relative hooksPath against its
+        # own top level, where .git is a file, and its commits would run no hooks.
+        ("core.hooksPath", str(repo / ".git" / "hooks")),
     ):
         subprocess.run(["git", "config", key, value], cwd=repo, check=True)
     (repo / "eval.py").write_text(read_resource("templates", "demo/eval.py"))
