@@ -334,12 +334,9 @@ def run_status(cwd: Path, as_json: bool) -> int:
     if as_json:
         output.emit_json(data)
         return 0
-    counts = data["counts"]
-    output.say(
-        f"{data['preset']} ledger in {data['dir']}/ on {data['branch'] or 'detached HEAD'}: "
-        f"{counts['versions']} versions ({counts['open']} open, {counts['concluded']} concluded), "
-        f"{counts['results']} results"
-    )
+    from ledger.presets import headline
+
+    output.say(headline(data))
     if data["recent"]:
         rows = [
             (

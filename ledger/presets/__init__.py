@@ -127,3 +127,31 @@ def require(config: LedgerConfig, name: str) -> None:
             f"this ledger's preset is {config.ledger.preset!r}, not {name!r}",
             f"use a repository set up with git ledger init --preset {name}",
         )
+
+
+def headline(data: dict[str, Any]) -> str:
+    """The first line of ``status`` for people, from its JSON (what each loop counts)."""
+    where = f"{data['preset']} ledger in {data['dir']}/ on {data['branch'] or 'detached HEAD'}"
+    counts = data["counts"]
+    if data["preset"] == "campaign" and isinstance(data.get("campaign"), dict):
+        c = data["campaign"]
+        state = "armed" + (f" by {c['owner']}" if c.get("owner") else "") if c["armed"] else "not armed"
+        return (
+            f"{where}: {c['candidates']} candidate(s) in benchmark epoch {c['epoch']}, "
+            f"{state}; contract {'committed' if c['contract'] else 'not written'}, "
+            f"head {str(c['head'])[:10] if c['head'] else '(none)'}"
+        )
+    if data["preset"] == "batches" and isinstance(data.get("batches"), dict):
+        b = data["batches"]
+        if b["batch"] is None:
+            return f"{where}: no weights yet"
+        done = f"converged at batch {b['converged']}" if b["converged"] is not None else (
+            f"batch {b['batch']} {'closed' if b['closed'] else 'open'}, "
+            f"{b['topics_done']} topic(s) done"
+        )
+        ratios = ", ".join(f"{r:.3g}" for r in b["ratios"][-5:]) or "none yet"
+        return f"{where}: {done}; recent pass ratios {ratios}"
+    return (
+        f"{where}: {counts['versions']} versions ({counts['open']} open, "
+        f"{counts['concluded']} concluded), {counts['results']} results"
+    )
