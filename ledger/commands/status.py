@@ -120,10 +120,10 @@ def status_data(cwd: Path) -> dict[str, Any]:
         data["branch"] = ids[2].removeprefix("refs/heads/") if ids[2] != "HEAD" else None
         data["commit"] = ids[0]
     data["runs"] = {"running": running(state_dir / "runs"), "failed": data.pop("failed_runs")}
+    data["history"] = history_findings(cwd, state_dir, common, data["commit"])
     data["next"] = fresh_next(
         cwd, top, data, data.pop("code_first", None), data.pop("refuted", None)
     )
-    data["history"] = history_findings(cwd, state_dir, common, data["commit"])
     return data
 
 
@@ -139,6 +139,24 @@ def fresh_next(
     if data["runs"]["running"]:
         labels = ", ".join(str(r["label"]) for r in data["runs"]["running"])
         return _action("wait", "git ledger wait", f"runs are still running: {labels}")
+    open_ids = set(data.get("open", []))
+    wedged = [
+        f
+        for f in data.get("history", [])
+        if f.get("step") in open_ids and f.get("rule") != "cannot-verify"
+    ]
+    if wedged:
+        # History holds a finding against the open version: conclude will refuse it
+        # forever. Closing it as void lets the loop go on with the next id.
+        vid = str(wedged[0]["step"])
+        return _action(
+            "void",
+            f"git ledger void {vid} --reason '<REASON>'",
+            f"{vid} cannot be concluded: [{wedged[0]['rule']}] {wedged[0]['message']} "
+            "(git ledger verify lists every finding); close it as void, its id is never reused",
+            step=vid,
+            placeholders=["<REASON>"],
+        )
     if nxt["action"] == "register" and refuted:
         standing = refuted_code(top, refuted)
         if standing:
