@@ -147,25 +147,38 @@ def settings(top: str, common: str) -> dict[str, str] | None:
             continue
         source = (name, f"{name} {st.st_size} {st.st_mtime_ns} {st.st_ino}")
         break
+    committed = None
     if source is None:
-        return None
+        # A sparse checkout may leave the configuration out of the work tree: then the
+        # committed one applies, as it does for the full program.
+        for name in ("ledger.toml", "pyproject.toml"):
+            blob = git("rev-parse", "-q", "--verify", f"HEAD:{name}", check=False).strip()
+            if blob:
+                source, committed = (name, f"{name} blob {blob}"), blob
+                break
+        if source is None:
+            return None
     cache = os.path.join(common, "ledger", SETTINGS_CACHE)
     lines = _read_lines(cache)
     if lines and lines[0] == source[1]:
         values = dict(line.split("=", 1) for line in lines[1:] if "=" in line)
         return None if values.get("none") else values
-    parsed = _parse_settings(os.path.join(top, source[0]), source[0])
+    text = git("cat-file", "blob", committed, check=False) if committed else None
+    parsed = _parse_settings(os.path.join(top, source[0]), source[0], text)
     body = "\n".join(f"{k}={v}" for k, v in sorted((parsed or {"none": "1"}).items()))
     _write_atomic(cache, f"{source[1]}\n{body}\n")
     return parsed
 
 
-def _parse_settings(path: str, name: str) -> dict[str, str] | None:
+def _parse_settings(path: str, name: str, text: str | None = None) -> dict[str, str] | None:
     import tomllib
 
     try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
+        if text is not None:
+            data = tomllib.loads(text)
+        else:
+            with open(path, "rb") as handle:
+                data = tomllib.load(handle)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
         return {**DEFAULTS, "broken": "1"} if name == "ledger.toml" else None
     if name == "pyproject.toml":

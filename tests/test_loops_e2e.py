@@ -324,7 +324,8 @@ def test_versions_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
         assert nxt["action"] == "measure"
         results = tmp_path / f"r{_}.json"
         results.write_text(json.dumps({"score": 10 + _}))
-        ok(repo, *nxt["command"].replace("RESULTS.json", str(results)).split()[2:])
+        command = nxt["command"].replace("<RESULTS.json>", str(results))
+        ok(repo, *command.replace("RESULTS.json", str(results)).split()[2:])
         nxt = ok(repo, "next", "--json").json()
         assert nxt["action"] == "conclude"
         verdict = nxt["command"].split("--verdict ")[1].split()[0].split("|")[0]
