@@ -163,7 +163,14 @@ def compare(state: LedgerState, version: str, gate: str, baseline: Version | Non
     spans = _window_dates(mine) if cfg.mode == "walk-forward" else None
     n_eff = stats.effective_n(spans) if spans else float(new.n)
     stat = stat.model_copy(update={"n": new.n, "n_eff": round(n_eff, 3), "mean": new.mean})
-    if baseline is None:
+    theirs = (
+        [r for r in state.results_for(baseline.id, gate) if metric in r.data.metrics]
+        if baseline is not None
+        else []
+    )
+    if baseline is None or not theirs:
+        # Nothing to compare with (no baseline, or one never measured on this gate):
+        # this version's numbers establish the gate.
         measured = new.sd is not None
         return stat.model_copy(
             update={
@@ -172,7 +179,6 @@ def compare(state: LedgerState, version: str, gate: str, baseline: Version | Non
                 "outcome": ESTABLISHES,
             }
         )
-    theirs = [r for r in state.results_for(baseline.id, gate) if metric in r.data.metrics]
     base = stats.sample(_values(theirs, metric))
     stat = stat.model_copy(
         update={
