@@ -292,14 +292,7 @@ def gate_topic(
         return _print_gate(result, as_json, "topic gate")
 
     def build(snap: Snapshot) -> Transition:
-        b = batches.load(ctx.config, snap)
-        _not_converged(b)
-        n = b.current
-        if n is None:
-            raise Refused("no weights yet", "git ledger weights init FILE")
-        if b.closed(n):
-            raise Refused(f"batch {n} is closed", "revise or copy to open the next batch")
-        done = b.done_topics(n)
+        b, n, done = _open_batch(ctx, snap)
         name = topic or f"t{len(done) + 1}"
         if any(t["topic"] == name for t in done):
             raise BadInput(f"topic {name} of batch {n} is already recorded", "git ledger resume")
@@ -323,6 +316,18 @@ def gate_topic(
     return 0
 
 
+def _open_batch(ctx: Context, snap: Snapshot) -> tuple[Batches, int, list[dict[str, Any]]]:
+    """The loop at ``snap``, its open batch and the topics recorded in it (or Refused)."""
+    b = batches.load(ctx.config, snap)
+    _not_converged(b)
+    n = b.current
+    if n is None:
+        raise Refused("no weights yet", "git ledger weights init FILE")
+    if b.closed(n):
+        raise Refused(f"batch {n} is already closed", "revise or copy to open the next batch")
+    return b, n, b.done_topics(n)
+
+
 def gate_batch(cwd: Path, flags: str, record: bool, as_json: bool) -> int:
     ctx = _ctx(cwd) if record else open_context(cwd)
     parsed = [batches.parse_bool(f, "--flags") for f in flags.split(",") if f.strip()]
@@ -333,14 +338,7 @@ def gate_batch(cwd: Path, flags: str, record: bool, as_json: bool) -> int:
         return _print_gate(result, as_json, "batch gate")
 
     def build(snap: Snapshot) -> Transition:
-        b = batches.load(ctx.config, snap)
-        _not_converged(b)
-        n = b.current
-        if n is None:
-            raise Refused("no weights yet", "git ledger weights init FILE")
-        if b.closed(n):
-            raise Refused(f"batch {n} is already closed", "revise or copy to open the next batch")
-        done = b.done_topics(n)
+        b, n, done = _open_batch(ctx, snap)
         if done and [bool(t["pass"]) for t in done] != parsed:
             recorded = ",".join("true" if t["pass"] else "false" for t in done)
             raise BadInput(
