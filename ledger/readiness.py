@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ledger.errors import Refused
+from ledger.history import STARTS
 from ledger.runfiles import alive
 from ledger.state import LedgerState, Result
 from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, Store
@@ -76,13 +77,52 @@ def code_commits(store: Store, vid: str, registration: str) -> list[str]:
     return found
 
 
-def flags(store: Store, state: LedgerState, vid: str, commits: list[str] | None) -> Flags:
+def code_commits_of(store: Store, vids: Iterable[str]) -> dict[str, list[str]]:
+    """Each version's code commits since its registration, in one lazy walk back from HEAD
+    that stops once every registration is found; a version whose registration is not on
+    this branch (a matrix cell seen from its base) is left out."""
+    wanted = set(vids)
+    found: dict[str, list[str]] = {v: [] for v in wanted}
+    done: dict[str, list[str]] = {}
+    if not wanted:
+        return done
+    for info in store.walk_log(None):
+        step = info.trailer(TRAILER_STEP)
+        if step not in found:
+            continue
+        kind = info.trailer(TRAILER_TRANSITION)
+        if kind is None:
+            found[step].append(info.id)
+        elif kind in STARTS:
+            done[step] = found.pop(step)
+            if not found:
+                break
+    return done
+
+
+def flags_of(store: Store, state: LedgerState, vids: Iterable[str]) -> dict[str, Flags]:
+    """:func:`flags` of several versions, reading history once (status, reports)."""
+    wanted = list(vids)
+    commits = code_commits_of(store, wanted)
+    by_version: dict[str, list[Result]] = {vid: [] for vid in wanted}
+    for r in state.results:
+        if r.data.version in by_version and r.data.status == "ok":
+            by_version[r.data.version].append(r)
+    return {vid: flags(store, state, vid, commits.get(vid), by_version[vid]) for vid in wanted}
+
+
+def flags(
+    store: Store,
+    state: LedgerState,
+    vid: str,
+    commits: list[str] | None,
+    results: list[Result] | None = None,
+) -> Flags:
     """Flagged results of ``vid``; ``commits`` None when the version needs no code (a first
     measurement with no parent) or history was not read."""
     version = state.version(vid)
-    results: list[Result] = [
-        r for r in state.results if r.data.version == vid and r.data.status == "ok"
-    ]
+    if results is None:
+        results = [r for r in state.results if r.data.version == vid and r.data.status == "ok"]
     dirty = tuple(r.path for r in results if r.data.provenance.dirty)
     before: list[str] = []
     if commits is not None and version is not None and version.front.parent:

@@ -123,7 +123,13 @@ def test_results_of_a_dirty_tree_are_flagged_and_refused_without_override(bare_r
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     shown = repo.ok("show", "V1")
     assert "FLAGGED: measured on a dirty work tree" in shown.out
-    assert repo.ok("status", "--json").json()["flagged"] == [{"id": "V1", "dirty": 2}]
+    status = repo.ok("status", "--json").json()
+    assert status["flagged"] == [{"id": "V1", "dirty": 2, "before_code": 0}]
+    assert "flagged: V1 has 2 result(s) measured on a dirty work tree" in repo.ok("status").out
+    assert "(2 on a dirty tree)" in repo.ok("report").out
+    assert "2 on a dirty tree" in repo.ok("report", "--format", "html", "--out", "-").out
+    # next never offers the verdict conclude would refuse
+    assert "--override '<REASON>'" in status["next"]["command"]
     refused = repo.run("conclude", "V1", "--verdict", "confirmed", "--next", "x")
     assert refused.code == 1 and "[unreproducible-results]" in refused.err
     repo.ok(
@@ -147,12 +153,23 @@ def test_results_before_the_code_commit_are_refused(bare_repo: Repo) -> None:
     _register(repo, "V2")
     repo.ok("run", "V2", "--gate", "recent", "--seeds", "1,2")
     assert "measured before any code commit" in repo.ok("show", "V2").out
+    status = repo.ok("status", "--json").json()
+    assert status["flagged"] == [{"id": "V2", "dirty": 0, "before_code": 2}]
+    assert "V2 has 2 result(s) measured before any code commit" in repo.ok("status").out
+    report = repo.ok("report").out
+    assert "(2 before code)" in report and "V1" in report
+    assert "(2 before code)" not in report.split("| V2 ")[0]  # V1's row is not flagged
+    assert "2 before code" in repo.ok("report", "--format", "html", "--out", "-").out
+    assert "before any code commit" in status["next"]["reason"]
+    assert "--override '<REASON>'" in status["next"]["command"]
     refused = repo.run("conclude", "V2", "--verdict", "refuted", "--next", "x")
     assert refused.code == 1 and "before any code commit" in refused.err
     repo.write("src/cache.py", "SIZE = 65\n")
     repo.commit_all("feat(cache): V2 — a size of 65")
     repo.ok("run", "V2", "--gate", "recent", "--seeds", "1,2", "--replace", "the code is in")
     assert "FLAGGED" not in repo.ok("show", "V2").out
+    assert repo.ok("status", "--json").json()["flagged"] == []
+    assert "before code" not in repo.ok("report").out
     nxt = repo.ok("next", "--json").json()
     assert nxt["action"] == "conclude"
     repo.ok(

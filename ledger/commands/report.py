@@ -25,7 +25,7 @@ def run(cwd: Path, fmt: str, out: Path | None, since: str | None) -> int:
 
         gates = {g: (c.metric, c.unit_of(c.metric)) for g, c in ctx.config.gates.items()}
         text = html.render(data, gates)
-    if out is None:
+    if out is None or str(out) == "-":  # '-' is stdout, as for git and most tools
         sys.stdout.write(text)
     else:
         write_atomic(out, text.encode())

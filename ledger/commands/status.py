@@ -83,17 +83,29 @@ def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
         "next": preset.next_action(ctx, state),
         "code_first": code_first,
         "refuted": refuted,
-        "flagged": _dirty_results(state),
+        "flagged": _flagged(state, ctx, [v.id for v in state.versions[-10:]]),
     }
 
 
-def _dirty_results(state: LedgerState) -> list[dict[str, Any]]:
-    """Versions with results measured on a dirty work tree (see 'show ID' for the files)."""
+def _flagged(state: LedgerState, ctx: Context, recent: list[str]) -> list[dict[str, Any]]:
+    """Versions with results measured on a dirty work tree (any version) or before any
+    code commit of the version (the recent ones: that needs history); 'show ID' names
+    the files."""
+    from ledger.readiness import flags_of
+
     counts: dict[str, int] = {}
     for r in state.results:
         if r.data.status == "ok" and r.data.provenance.dirty:
             counts[r.data.version] = counts.get(r.data.version, 0) + 1
-    return [{"id": vid, "dirty": n} for vid, n in counts.items()]
+    before = {
+        vid: len(f.before_code)
+        for vid, f in flags_of(ctx.store, state, recent).items()
+        if f.before_code
+    }
+    return [
+        {"id": vid, "dirty": counts.get(vid, 0), "before_code": before.get(vid, 0)}
+        for vid in [*counts, *(v for v in before if v not in counts)]
+    ]
 
 
 def status_data(cwd: Path) -> dict[str, Any]:
@@ -192,16 +204,31 @@ def fresh_next(
     if nxt["action"] == "matrix" and step:
         return _matrix_next(cwd, step)
     if nxt["action"] == "conclude" and step and "--override" not in nxt["command"]:
-        dirty = next((f["dirty"] for f in data.get("flagged", []) if f["id"] == step), 0)
-        if dirty:
-            # conclude refuses results measured on a dirty tree without an override:
-            # say so, and offer the clean re-measurement as the other way.
+        flag = next((f for f in data.get("flagged", []) if f["id"] == step), None)
+        if flag:
+            # conclude refuses results measured on a dirty tree or before the code was
+            # committed without an override: say so, and offer the clean re-measurement
+            # as the other way.
+            why = "; ".join(
+                text
+                for n, text in (
+                    (
+                        flag["dirty"],
+                        f"{flag['dirty']} result(s) were measured on a dirty work tree",
+                    ),
+                    (
+                        flag.get("before_code", 0),
+                        f"{flag.get('before_code', 0)} result(s) were measured before any code "
+                        f"commit of {step}",
+                    ),
+                )
+                if n
+            )
             return {
                 **nxt,
                 "command": f"{nxt['command']} --override '<REASON>'",
-                "reason": f"{nxt['reason']}; {dirty} result(s) were measured on a dirty work "
-                "tree, so the verdict needs a stated reason (or re-measure from a clean tree "
-                "with --replace)",
+                "reason": f"{nxt['reason']}; {why}, so the verdict needs a stated reason (or "
+                "commit the code and re-measure from a clean tree with --replace)",
                 "placeholders": [*nxt.get("placeholders", []), "<REASON>"],
             }
     return nxt
@@ -375,9 +402,15 @@ def run_status(cwd: Path, as_json: bool) -> int:
     if data["runs"]["failed"]:
         output.say(f"failed runs on record: {len(data['runs']['failed'])}")
     for flag in data.get("flagged", []):
-        output.say(
-            f"flagged: {flag['id']} has {flag['dirty']} result(s) measured on a dirty work tree"
-        )
+        if flag["dirty"]:
+            output.say(
+                f"flagged: {flag['id']} has {flag['dirty']} result(s) measured on a dirty work tree"
+            )
+        if flag.get("before_code"):
+            output.say(
+                f"flagged: {flag['id']} has {flag['before_code']} result(s) measured before "
+                f"any code commit of {flag['id']} (see git ledger show {flag['id']})"
+            )
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
     for finding in data["history"]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from ledger.render import plots
 from ledger.render.markdown import fmt, signed
-from ledger.render.report import WATERMARK
+from ledger.render.report import WATERMARK, flag_note
 
 CSS = """
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #5b6370; --line: #d8dde3;
@@ -58,7 +58,12 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
                 _e(v["bet"]),
                 _e(v["gate"]),
                 f'<span class="{_e(v["verdict"])}">{_e(v["verdict"])}</span>'
-                + (' <span class="override">override</span>' if v["override"] else ""),
+                + (' <span class="override">override</span>' if v["override"] else "")
+                + (
+                    f' <span class="override">{_e(flag_note(v).strip())}</span>'
+                    if flag_note(v)
+                    else ""
+                ),
                 _e(v["n"] if v["n"] is not None else "—"),
                 _e(signed(v["delta"])),
                 _e(fmt(v["threshold"])),

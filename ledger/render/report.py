@@ -42,6 +42,17 @@ def _determinism(ctx: Context, state: LedgerState, ids: set[str]) -> list[dict[s
     return out
 
 
+def flag_note(version: dict[str, Any]) -> str:
+    """What a reader must know about a version's results: measured on a dirty tree, or
+    before any code commit of the version (conclude refuses both without --override)."""
+    notes = []
+    if version.get("dirty"):
+        notes.append(f"{version['dirty']} on a dirty tree")
+    if version.get("before_code"):
+        notes.append(f"{version['before_code']} before code")
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
 def gather(ctx: Context, since: str | None) -> dict[str, Any]:
     state = ctx.state()
     limit = state.version_key(since) if since else None
@@ -50,6 +61,9 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
 
         raise BadInput(f"--since {since}: no such version", "see 'git ledger status'")
     in_range = [v for v in state.versions if limit is None or state.version_key(v.id) >= limit]
+    from ledger.readiness import flags_of
+
+    flagged = flags_of(ctx.store, state, [v.id for v in in_range])
     versions = []
     for v in in_range:
         c = v.front.conclusion
@@ -72,9 +86,8 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
                 "metrics": metric_rows(
                     state, v.id, v.front.gate, target.baseline_version if target else None
                 ),
-                "dirty": sum(
-                    1 for r in state.results_for(v.id, v.front.gate) if r.data.provenance.dirty
-                ),
+                "dirty": len(flagged[v.id].dirty),
+                "before_code": len(flagged[v.id].before_code),
             }
         )
     before = _before(state, limit)
@@ -179,9 +192,7 @@ def markdown(data: dict[str, Any]) -> str:
                         v["id"],
                         v["bet"],
                         v["gate"],
-                        v["verdict"]
-                        + (" (override)" if v["override"] else "")
-                        + (f" ({v['dirty']} on a dirty tree)" if v.get("dirty") else ""),
+                        v["verdict"] + (" (override)" if v["override"] else "") + flag_note(v),
                         v["n"] if v["n"] is not None else "—",
                         signed(v["delta"]),
                         fmt(v["threshold"]),
