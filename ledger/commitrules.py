@@ -154,6 +154,7 @@ def check_message(
     *,
     code_paths: list[str],
     open_version: str | None,
+    version_paths: list[str] | None = None,
     plan: list[str],
     id_prefix: str,
     conventional: bool,
@@ -195,12 +196,17 @@ def check_message(
                 f"code commits belong to {open_version}; conclude it before working on another",
             )
         )
-    if len(code_paths) > max_files:
+    # The flag is about the bet, not the commit: a version's files are counted across
+    # all its code commits, or five one-file commits would pass as one small change.
+    touched = dict.fromkeys([*(version_paths or []), *code_paths])
+    if len(touched) > max_files:
+        earlier = len(touched) - len(code_paths)
+        across = f" across its code commits ({earlier} earlier)" if earlier > 0 else ""
         found.append(
             MessageFinding(
                 "yellow-flag",
-                f"this change touches {len(code_paths)} files (more than {max_files}): "
-                "is it still one bet?",
+                f"{open_version} touches {len(touched)} files{across} (more than "
+                f"{max_files}): is it still one bet?",
                 "split it, or carry on knowingly",
                 refuse=False,
             )

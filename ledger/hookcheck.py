@@ -19,27 +19,42 @@ from ledger.model.documents import decode_text, get_block, parse_document
 from ledger.render.markdown import conclusion_block, gate_table
 from ledger.rules import Finding, registration_blockers
 from ledger.state import LedgerState, classify
-from ledger.store import TRAILER_TRANSITION, Snapshot, Store
+from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, Snapshot, Store
 from ledger.verify import WITNESS, verify
 from ledger.views import drift, readme_path, readme_views
 
 ZERO = "0" * 40
 
 
-def open_version_info() -> tuple[str | None, list[str]]:
-    """The open version at HEAD and its planned files (for the hooks' cache)."""
+def open_version_info() -> tuple[str | None, list[str], str]:
+    """The open version at HEAD, its planned files and its registration commit ('' when
+    not found on this branch), for the hooks' cache."""
     ctx = open_context(Path("."))
     state = ctx.state()
     opened = state.open_versions()
     if opened:
-        return opened[0].id, list(opened[0].front.files)
+        vid = opened[0].id
+        return vid, list(opened[0].front.files), _registration(ctx.store, {vid})
     if not ctx.store.repo.head_is_detached:
         branch = ctx.store.branch().removeprefix("refs/heads/")
         for matrix in state.open_matrices():
             for cell in matrix.cells:
                 if cell.branch == branch:
-                    return f"{matrix.id}.{cell.name}", list(cell.files)
-    return None, []
+                    cid = f"{matrix.id}.{cell.name}"
+                    return cid, list(cell.files), _registration(ctx.store, {cid, matrix.id})
+    return None, [], ""
+
+
+def _registration(store: Store, steps: set[str]) -> str:
+    """The newest commit that registered one of ``steps`` (a version, or a cell's matrix),
+    read lazily back from HEAD: where the version's code commits start."""
+    from ledger.history import STARTS
+
+    for info in store.walk_log(None):
+        kind = info.trailer(TRAILER_TRANSITION)
+        if info.trailer(TRAILER_STEP) in steps and (kind in STARTS or kind == "matrix-register"):
+            return info.id
+    return ""
 
 
 def run(check: str, staged: list[str], **kwargs: str) -> int:

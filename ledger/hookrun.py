@@ -274,8 +274,9 @@ def staged_paths(memo: CommitMemo) -> list[str]:
 
 def open_version(
     common: str, gitdir: str, directory: str, memo: CommitMemo
-) -> tuple[str | None, list[str]]:
-    """The open version at HEAD and its planned files, from the cache or the heavy path."""
+) -> tuple[str | None, list[str], str]:
+    """The open version at HEAD, its planned files and its registration commit, from the
+    cache or the heavy path."""
     tree = memo.get(
         "tree",
         lambda: (
@@ -290,15 +291,35 @@ def open_version(
     lines = _read_lines(cache)
     for line in lines:
         parts = line.split("\t")
-        if len(parts) == 3 and parts[0] == tree:
-            return (parts[1] or None), [f for f in parts[2].split("\x1f") if f]
+        if len(parts) == 4 and parts[0] == tree:
+            return (parts[1] or None), [f for f in parts[2].split("\x1f") if f], parts[3]
     _restore_site()
     from ledger import hookcheck
 
-    opened, files = hookcheck.open_version_info()
-    lines = [*lines[-15:], f"{tree}\t{opened or ''}\t{chr(0x1F).join(files)}"]
+    opened, files, registration = hookcheck.open_version_info()
+    lines = [*lines[-15:], f"{tree}\t{opened or ''}\t{chr(0x1F).join(files)}\t{registration}"]
     _write_atomic(cache, "\n".join(lines) + "\n")
-    return opened, files
+    return opened, files, registration
+
+
+def version_paths(registration: str) -> list[str]:
+    """Paths the commits since the version's registration touched (first parents, no
+    merges: what the branch itself did); the caller keeps the code among them, so the
+    yellow flag counts a version's files across all its code commits."""
+    if not registration:
+        return []
+    out = git(
+        "log",
+        "--first-parent",
+        "--no-merges",
+        "--format=",
+        "--name-only",
+        "-z",
+        "--no-renames",
+        f"{registration}..HEAD",
+        check=False,
+    )
+    return list(dict.fromkeys(p.strip("\n") for p in out.split("\0") if p.strip("\n")))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -351,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             return add_trailers(rest[0], ["Ledger-Transition: config", "Ledger-Step: config"])
         if not code:
             return 0
-        opened, _ = open_version(common, gitdir, directory, memo)
+        opened, _, _ = open_version(common, gitdir, directory, memo)
         return add_trailer(rest[0], opened) if opened else 0
     if os.path.exists(os.path.join(gitdir, "MERGE_HEAD")):
         return 0  # a merge commit carries the bets of its parents
@@ -409,14 +430,23 @@ def _commit_msg(
 
     # A loop without versions (a campaign's candidates, a batch loop) needs no open version.
     versions = hook_facts(values.get("preset"))["code_needs_version"]
-    opened, plan = (
-        open_version(common, gitdir, directory, memo) if code and versions else (None, [])
+    opened, plan, registration = (
+        open_version(common, gitdir, directory, memo) if code and versions else (None, [], "")
     )
+    earlier: list[str] = []
+    if opened:
+        free = values.get("free_paths", FREE_PATHS)
+        config_file = values.get("config_file", "ledger.toml")
+        prefix = directory + "/"
+        earlier = code_paths(
+            [p for p in version_paths(registration) if not p.startswith(prefix)], config_file, free
+        )
     with open(message_file, encoding="utf-8", errors="replace") as handle:
         message = strip_comments(handle.read())
     findings = check_message(
         message,
         code_paths=code,
+        version_paths=earlier,
         open_version=opened,
         plan=plan,
         id_prefix=values["id_prefix"],

@@ -104,6 +104,35 @@ def test_warnings_for_big_changes_and_files_outside_the_plan(hooked: Repo) -> No
     assert "yellow-flag" in result.stderr and "outside-plan" in result.stderr
 
 
+def test_the_yellow_flag_counts_a_versions_files_across_its_code_commits(hooked: Repo) -> None:
+    register(hooked, "V200")
+    # Free paths (docs) and the ledger's own files are not code; only src/ counts.
+    hooked.write("docs/notes.md", "n\n")
+    hooked.write("README.md", "r\n")
+    assert commit(hooked, "docs: notes", "docs", "README.md").returncode == 0
+    for step, name in enumerate("abc"):
+        hooked.write(f"src/{name}.py", "x = 1\n")
+        small = commit(hooked, f"feat(x): V200 — part {name}", f"src/{name}.py")
+        assert small.returncode == 0, small.stderr
+        assert "yellow-flag" not in small.stderr, (step, small.stderr)
+    # The same files again: still three files, no flag.
+    hooked.write("src/a.py", "x = 2\n")
+    again = commit(hooked, "feat(x): V200 — part a again", "src/a.py")
+    assert again.returncode == 0 and "yellow-flag" not in again.stderr, again.stderr
+    # A fourth file in a fourth one-file commit: the version touches four files.
+    hooked.write("src/d.py", "x = 1\n")
+    fourth = commit(hooked, "feat(x): V200 — part d", "src/d.py")
+    assert fourth.returncode == 0, fourth.stderr
+    assert "[yellow-flag] V200 touches 4 files across its code commits" in fourth.stderr
+    # The count starts again with the next version.
+    measure(hooked, "V200", "recent", 10.0)
+    hooked.ok("conclude", "V200", "--verdict", "inconclusive", "--next", "x", "--override", "t")
+    register(hooked, "V201")
+    hooked.write("src/e.py", "x = 1\n")
+    fresh = commit(hooked, "feat(x): V201 — one file", "src/e.py")
+    assert fresh.returncode == 0 and "yellow-flag" not in fresh.stderr, fresh.stderr
+
+
 def _bare_remote(repo: Repo, tmp: Path) -> Path:
     remote = tmp / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
