@@ -1,9 +1,11 @@
 """The CI examples, run locally: their shell steps, as written, against a bare remote.
 
-Each `run:` step of examples/github/*.yml reads only environment variables, so the
-test runs it with bash in a clone of a bare remote. A fake `gh` on PATH keeps the pull
-request's comments in a JSON file and records every call; the seed fan-out's matrix
-jobs are parallel clones that each run their seed and `git ledger sync`.
+Each `run:` step of examples/github/*.yml, and each script line of
+examples/gitlab/.gitlab-ci.yml, reads only environment variables, so the test runs it
+with bash in a clone of a bare remote. A fake `gh` on PATH keeps the pull request's
+comments in a JSON file and records every call (a fake `curl` does the same for
+GitLab's notes API); the seed fan-out's matrix jobs are parallel clones that each run
+their seed and `git ledger sync`.
 """
 
 from __future__ import annotations
@@ -196,14 +198,166 @@ def test_seed_fan_out_jobs_share_results_through_the_remote(
     git(tmp_path, "--git-dir", str(remote), "fsck", "--strict")
 
 
-def test_gitlab_example_runs_the_same_verbs() -> None:
-    data: Any = yaml.safe_load((EXAMPLES / "gitlab/.gitlab-ci.yml").read_text())
-    verify = "\n".join(data["ledger:verify"]["script"])
-    assert "git ledger verify" in verify and "git ledger report --format md" in verify
-    assert "<!-- git-ledger:report -->" in verify and "--request PUT" in verify
-    seeds = data["ledger:seeds"]
-    assert seeds["parallel"]["matrix"][0]["SEED"] == ["1", "2", "3", "4"]
-    assert seeds["script"][-2:] == [
-        'git ledger run "$VERSION" --gate "$GATE" --seeds "$SEED"',
-        "git ledger sync origin",
+FAKE_CURL = f"""#!{sys.executable}
+import json, os, sys, urllib.parse
+store = os.environ["FAKE_GITLAB_STORE"]
+data = json.load(open(store)) if os.path.exists(store) else {{"notes": [], "calls": []}}
+args = sys.argv[1:]
+data["calls"].append(args)
+method, body, url, headers = "GET", None, None, []
+i = 0
+while i < len(args):
+    a = args[i]
+    if a == "--request":
+        method = args[i + 1]; i += 2; continue
+    if a == "--header":
+        headers.append(args[i + 1]); i += 2; continue
+    if a == "--data-urlencode":
+        name, _, source = args[i + 1].partition("@")
+        body = open(source).read(); i += 2; continue
+    if a.startswith("-"):
+        i += 1; continue
+    url = a; i += 1
+if "PRIVATE-TOKEN: " + os.environ["LEDGER_TOKEN"] not in headers:
+    sys.exit(22)  # curl -f on a 401
+prefix = os.environ["CI_API_V4_URL"] + "/projects/" + os.environ["CI_PROJECT_ID"]
+path = url.split("?", 1)[0].removeprefix(prefix)
+assert path.startswith("/merge_requests/" + os.environ["CI_MERGE_REQUEST_IID"] + "/notes"), url
+if method == "GET":
+    print(json.dumps(data["notes"]))
+elif method == "POST":
+    data["notes"].append({{"id": len(data["notes"]) + 501, "body": body}})
+elif method == "PUT":
+    nid = int(path.rsplit("/", 1)[1])
+    next(n for n in data["notes"] if n["id"] == nid)["body"] = body
+json.dump(data, open(store, "w"))
+"""
+
+
+def gitlab() -> Any:
+    return yaml.safe_load((EXAMPLES / "gitlab/.gitlab-ci.yml").read_text())
+
+
+def gitlab_script(job: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A job as the runner runs it: before_script (but the install) then script, each
+    line in one bash with -e, the job's variables in the environment."""
+    data = gitlab()
+    before = [line for line in data["default"]["before_script"] if not line.startswith("pip ")]
+    assert data["default"]["before_script"][0] == "pip install git-ledger"
+    lines = [*before, *data[job]["script"]]
+    variables = {k: str(v) for k, v in data.get("variables", {}).items()}
+    return bash("\n".join(lines), cwd, {**variables, **env})
+
+
+def test_gitlab_merge_request_job_verifies_and_keeps_one_note(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    remote = published(tmp_path, bare_repo)
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(remote), str(checkout))
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir()
+    (bindir / "curl").write_text(FAKE_CURL)
+    (bindir / "curl").chmod(0o755)
+    store = tmp_path / "gitlab.json"
+    env = {
+        **os.environ,
+        "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+        "FAKE_GITLAB_STORE": str(store),
+        "CI_PIPELINE_SOURCE": "merge_request_event",
+        "CI_API_V4_URL": "https://gitlab.example/api/v4",
+        "CI_PROJECT_ID": "42",
+        "CI_MERGE_REQUEST_IID": "7",
+        "LEDGER_TOKEN": "glpat-test",
+    }
+    assert gitlab()["ledger:verify"]["rules"] == [
+        {"if": '$CI_PIPELINE_SOURCE == "merge_request_event"'}
     ]
+    first = gitlab_script("ledger:verify", env, checkout)
+    assert first.returncode == 0, first.stderr + first.stdout
+    data = json.loads(store.read_text())
+    assert [
+        c[-1] if "--request" not in c else c[c.index("--request") + 1] for c in data["calls"]
+    ] == [
+        "https://gitlab.example/api/v4/projects/42/merge_requests/7/notes?per_page=100",
+        "POST",
+    ]
+    (note,) = data["notes"]
+    assert note["body"].startswith("<!-- git-ledger:report -->") and "V1" in note["body"]
+    # A new push to the merge request: the same note is updated in place.
+    bare_repo.ok("run", "V2", "--gate", "recent", "--seeds", "1,2")
+    bare_repo.git("push", "-q", "origin", "main")
+    git(checkout, "pull", "-q", "--ff-only")
+    second = gitlab_script("ledger:verify", env, checkout)
+    assert second.returncode == 0, second.stderr + second.stdout
+    data = json.loads(store.read_text())
+    assert len(data["notes"]) == 1, data["notes"]
+    assert any(
+        "PUT" in c
+        and c[-1]
+        == f"https://gitlab.example/api/v4/projects/42/merge_requests/7/notes/{note['id']}"
+        for c in data["calls"]
+    ), data["calls"]
+    assert "V2" in data["notes"][0]["body"]
+    # verify refusing (a tampered history) fails the job before any note is written.
+    calls = len(data["calls"])
+    reg = checkout / "training_log/V2.md"
+    reg.write_text(reg.read_text().replace("A wider cache", "A narrower cache"))
+    git(checkout, "commit", "-q", "--no-verify", "-am", "docs: V2 reworded")
+    third = gitlab_script("ledger:verify", env, checkout)
+    assert third.returncode != 0 and "frozen" in third.stdout + third.stderr, third.stdout
+    assert len(json.loads(store.read_text())["calls"]) == calls
+
+
+def test_gitlab_seed_jobs_share_results_through_the_remote(bare_repo: Repo, tmp_path: Path) -> None:
+    remote = published(tmp_path, bare_repo)
+    job = gitlab()["ledger:seeds"]
+    assert job["rules"] == [{"if": "$VERSION && $GATE"}]
+    seeds = job["parallel"]["matrix"][0]["SEED"]
+    assert seeds == ["1", "2", "3", "4"]
+    push_url = "https://ci:glpat-test@gitlab.example/group/shop.git"
+    jobs = []
+    for seed in seeds:  # each parallel job: a detached checkout, as the runner makes it
+        clone = tmp_path / f"job-{seed}"
+        git(tmp_path, "clone", "-q", str(remote), str(clone))
+        git(clone, "checkout", "-q", "--detach")
+        # The runner's network: the token URL the job pushes to is the bare remote here.
+        git(clone, "config", f"url.{remote}.insteadOf", push_url)
+        env = {
+            **os.environ,
+            "VERSION": "V2",
+            "GATE": "recent",
+            "SEED": seed,
+            "CI_COMMIT_BRANCH": "main",
+            "LEDGER_TOKEN": "glpat-test",
+            "CI_SERVER_HOST": "gitlab.example",
+            "CI_PROJECT_PATH": "group/shop",
+        }
+        data = gitlab()
+        before = [line for line in data["default"]["before_script"] if not line.startswith("pip ")]
+        script = "\n".join([*before, *job["script"]])
+        jobs.append(
+            subprocess.Popen(
+                ["bash", "-eo", "pipefail", "-c", script],
+                cwd=clone,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    for proc in jobs:
+        out, err = proc.communicate()
+        assert proc.returncode == 0, err + out
+    listed = git(
+        tmp_path,
+        "--git-dir",
+        str(remote),
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "main",
+        "training_log/results/V2/recent/",
+    )
+    assert sorted(Path(p).name for p in listed.split()) == [f"seed-{s}.json" for s in seeds]
+    git(tmp_path, "--git-dir", str(remote), "fsck", "--strict")
