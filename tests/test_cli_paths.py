@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from ledger.cli import cli
 from ledger.manpage import PAGE, render
+from tests import shells
 from tests.helpers import Repo, fingerprint, ledger
 
 ROOT = Path(__file__).resolve().parent.parent
-GIT_COMPLETION = Path("/usr/share/bash-completion/completions/git")
 
 
 def test_man_page_in_the_repository_matches_the_click_commands() -> None:
@@ -106,49 +108,72 @@ def test_json_error_in_a_ledger_leaves_it_untouched(repo: Repo) -> None:
     assert fingerprint(repo.path) == before
 
 
-def _complete(line: str, tmp_path: Path) -> list[str]:
-    script = f"""
-source {GIT_COMPLETION}
-source {ROOT / "completion/git-ledger.bash"}
-COMP_LINE={line!r}; COMP_POINT=${{#COMP_LINE}}
-read -ra COMP_WORDS <<< "$COMP_LINE"
-[[ $COMP_LINE == *" " ]] && COMP_WORDS+=("")
-COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))
-__git_wrap__git_main
-printf '%s\\n' "${{COMPREPLY[@]}}"
-"""
+COMPLETION = ROOT / "completion"
+
+
+def _click_source(shell: str, cwd: Path) -> str:
     proc = subprocess.run(
-        ["bash", "--norc", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
+        [sys.executable, "-m", "ledger"],
+        env={**os.environ, "_GIT_LEDGER_COMPLETE": f"{shell}_source"},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    return [w.strip() for w in proc.stdout.splitlines() if w.strip()]
+    return proc.stdout
 
 
-@pytest.mark.skipif(not GIT_COMPLETION.exists(), reason="git's bash completion is not installed")
+def test_zsh_and_fish_completion_files_are_clicks_own_scripts(tmp_path: Path) -> None:
+    # Kept in the repository (installed under share/ by the wheel) and regenerated from
+    # the click commands: `_GIT_LEDGER_COMPLETE=zsh_source git-ledger > completion/_git-ledger`.
+    zsh = (COMPLETION / "_git-ledger").read_text()
+    assert zsh == _click_source("zsh", tmp_path) and zsh.startswith("#compdef git-ledger")
+    fish = (COMPLETION / "git-ledger.fish").read_text()
+    assert fish.startswith(_click_source("fish", tmp_path))
+    for shell, script in (("zsh", "_git-ledger"), ("fish", "git-ledger.fish")):
+        if shells.have(shell):
+            checked = shells.parses(shell, COMPLETION / script)
+            assert checked.returncode == 0, (shell, checked.stderr)
+
+
+@pytest.mark.skipif(
+    not shells.GIT_BASH_COMPLETION.exists(), reason="git's bash completion is not installed"
+)
 def test_git_ledger_tab_completes_through_gits_own_completion(tmp_path: Path) -> None:
-    assert _complete("git ledger mat", tmp_path) == ["matrix"]
-    assert _complete("git ledger matrix ", tmp_path) == [
-        "clean",
-        "conclude",
-        "join",
-        "new",
-        "status",
-    ]
-    assert _complete("git ledger register --fal", tmp_path) == ["--falsifier"]
-    assert _complete("git -C . ledger sta", tmp_path) == ["status"]
-    assert "ledger" in _complete("git led", tmp_path)
+    script = COMPLETION / "git-ledger.bash"
+
+    def complete(line: str) -> list[str]:
+        return shells.bash_complete(line, script, tmp_path)
+
+    assert complete("git ledger mat") == ["matrix"]
+    assert complete("git ledger matrix ") == ["clean", "conclude", "join", "new", "status"]
+    assert complete("git ledger register --fal") == ["--falsifier"]
+    assert complete("git -C . ledger sta") == ["status"]
+    assert "ledger" in complete("git led")
+    assert complete("git-ledger mat") == ["matrix"]
 
 
-def test_zsh_and_fish_completion_scripts_name_the_console_script(tmp_path: Path) -> None:
-    import os
-    import sys
+@pytest.mark.skipif(not shells.have("zsh"), reason="zsh is not installed")
+def test_zsh_completes_git_ledger_and_git_dash_ledger(tmp_path: Path) -> None:
+    # zsh's _git hands `git ledger ...` to a function _git-ledger when one is on fpath.
+    def complete(line: str) -> list[str]:
+        return shells.zsh_complete(line, COMPLETION, tmp_path)
 
-    for shell, first in (("zsh", "#compdef git-ledger"), ("fish", "function _git_ledger")):
-        proc = subprocess.run(
-            [sys.executable, "-m", "ledger"],
-            env={**os.environ, "_GIT_LEDGER_COMPLETE": f"{shell}_source"},
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert proc.returncode == 0 and proc.stdout.startswith(first), (shell, proc.stdout[:200])
+    assert complete("git ledger mat") == ["matrix"]
+    assert complete("git ledger matrix ") == ["clean", "conclude", "join", "new", "status"]
+    assert complete("git-ledger register --fal") == ["--falsifier"]
+    assert complete("git -C . ledger sta") == ["status"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert shells.zsh_complete("git ledger mat", empty, tmp_path) == []  # the file does it
+
+
+@pytest.mark.skipif(not shells.have("fish"), reason="fish is not installed")
+def test_fish_completes_git_ledger_and_git_dash_ledger(tmp_path: Path) -> None:
+    def complete(line: str) -> list[str]:
+        return shells.fish_complete(line, COMPLETION / "git-ledger.fish", tmp_path)
+
+    assert complete("git ledger mat") == ["matrix"]
+    assert complete("git ledger matrix ") == ["clean", "conclude", "join", "new", "status"]
+    assert complete("git -C . ledger register --fal") == ["--falsifier"]
+    assert complete("git-ledger sta") == ["status"]

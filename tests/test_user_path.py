@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import shells
 from tests.conftest import PIP_CACHE
 from tests.test_readme import readme_blocks
 
@@ -179,3 +180,17 @@ def test_editing_ledger_toml_after_hooks_install_commits(user: User) -> None:
     trailers = user.sh("git", "log", "-1", "--format=%(trailers:only,unfold)").stdout
     assert "Ledger-Transition: config" in trailers, trailers
     user.sh("git", "ledger", "next")
+
+
+def test_the_installed_completion_files_complete_git_ledger(user: User) -> None:
+    share = Path(user.env["PATH"].split(os.pathsep)[0]).parent / "share"
+    bash = share / "bash-completion/completions/git-ledger"
+    if shells.GIT_BASH_COMPLETION.exists():
+        assert shells.bash_complete("git ledger mat", bash, user.cwd, user.env) == ["matrix"]
+    if shells.have("zsh"):
+        zsh = share / "zsh/site-functions"
+        assert shells.zsh_complete("git ledger mat", zsh, user.cwd, user.env) == ["matrix"]
+    if shells.have("fish"):
+        fish = share / "fish/vendor_completions.d/git-ledger.fish"
+        assert shells.fish_complete("git ledger mat", fish, user.cwd, user.env) == ["matrix"]
+    assert bash.is_file() and (share / "zsh/site-functions/_git-ledger").is_file()
