@@ -11,6 +11,7 @@ log tail, never as a result.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import string
@@ -67,7 +68,7 @@ def _fields(token: str) -> set[str]:
     return names
 
 
-def check_template(template: list[str]) -> None:
+def check_template(template: list[str], stdout: bool = False) -> None:
     for token in template:
         try:
             names = _fields(token)
@@ -79,9 +80,10 @@ def check_template(template: list[str]) -> None:
                 f"ledger.toml: [run] command uses unknown placeholder(s) {sorted(unknown)}",
                 f"allowed: {', '.join('{' + p + '}' for p in sorted(PLACEHOLDERS))}",
             )
-    if not any("out" in _fields(t) for t in template):
+    if not stdout and not any("out" in _fields(t) for t in template):
         raise BadInput(
-            "ledger.toml: [run] command has no {out}", "the command must write its results to {out}"
+            "ledger.toml: [run] command has no {out}",
+            'the command must write its results to {out}, or set [run] results = "stdout"',
         )
 
 
@@ -156,7 +158,7 @@ def plan(
             f"no command for gate '{gate}' in ledger.toml",
             f'add [gates.{gate}] command (or [run] command) = ["python3", "eval.py", "--seed", "{{seed}}", "--out", "{{out}}"]',
         )
-    check_template(template)
+    check_template(template, stdout=ctx.config.run.results == "stdout")
     ctx.config.gate(gate)
     if bool(seeds) == bool(windows):
         raise BadInput("give --seeds or --windows (one of them)", "e.g. --seeds 1,2,3")
@@ -272,12 +274,15 @@ def _entry(
         if run.exit_code == 0 and not run.reason and spec.out.is_file()
         else None
     )
+    if raw is not None and not raw.strip() and ctx.config.run.results == "stdout":
+        raw = None  # printed nothing
+    missing = (
+        "the command printed no results JSON on stdout ([run] results = \"stdout\")"
+        if ctx.config.run.results == "stdout"
+        else f"no results file at {spec.out}"
+    )
     reason = run.reason or (
-        ""
-        if raw is not None
-        else (
-            f"exit code {run.exit_code}" if run.exit_code != 0 else f"no results file at {spec.out}"
-        )
+        "" if raw is not None else (f"exit code {run.exit_code}" if run.exit_code != 0 else missing)
     )
     if raw is not None:
         try:
@@ -444,12 +449,20 @@ def execute(
             # commit placed in the output folder (it would aim the run's output at
             # any file of the user's).
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-            with os.fdopen(os.open(spec.log, flags, 0o644), "wb") as log:
+            with contextlib.ExitStack() as files:
+                log = files.enter_context(os.fdopen(os.open(spec.log, flags, 0o644), "wb"))
+                # [run] results = "stdout": what the command prints is its results file
+                # (its stderr is the log), so a gate need not know about {out}.
+                stdout = (
+                    files.enter_context(os.fdopen(os.open(spec.out, flags, 0o644), "wb"))
+                    if ctx.config.run.results == "stdout"
+                    else log
+                )
                 proc = subprocess.Popen(
                     spec.argv,
                     cwd=cwd,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
+                    stdout=stdout,
+                    stderr=log if stdout is not log else subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                 )
             name = f"run-{uuid.uuid4().hex[:12]}"

@@ -180,3 +180,43 @@ def test_run_out_dir_relative_to_a_subdirectory(gated: Repo) -> None:
     gated.ok("wait", "--timeout", "120")
     assert (sub / "out2/V1/recent/seed-2.json").is_file()
     assert gated.git("show", "HEAD:training_log/results/V1/recent/seed-2.json")
+
+
+PRINTS = """\
+import json, sys
+seed = sys.argv[1]
+print("warming up", file=sys.stderr)
+if seed == "mute":
+    sys.exit(0)
+print(json.dumps({"score": 20.0 + len(seed), "hit_rate": 0.5}))
+"""
+
+
+def test_results_printed_on_stdout_are_recorded(bare_repo: Repo) -> None:
+    bare_repo.write("gate.py", PRINTS)
+    config = CONFIG.format(python=sys.executable).replace(', "{out}"]', "]")
+    config = config.replace('score = "$.score"', 'score = "$.score"\nhit_rate = "$.hit_rate"')
+    bare_repo.write("ledger.toml", config + '\n[run]\nresults = "stdout"\n')
+    bare_repo.commit_all("chore: a gate that prints its results")
+    bare_repo.ok("init")
+    assert register(bare_repo, "V1").code == 0
+    result = bare_repo.run("run", "V1", "--gate", "recent", "--seeds", "1,22,mute")
+    assert result.code == 1, result.err  # the mute seed printed nothing
+    results = bare_repo.path / "training_log/results/V1/recent"
+    for seed in ("1", "22"):
+        stored = json.loads((results / f"seed-{seed}.json").read_text())
+        assert stored["metrics"] == {"score": 20.0 + len(seed), "hit_rate": 0.5}
+    failed = json.loads((results / "seed-mute-failed.json").read_text())
+    assert "printed no results JSON on stdout" in failed["log_tail"]
+    assert "warming up" in failed["log_tail"]  # stderr is the log, never the results
+    # Without results = "stdout", a command that has no {out} is bad input.
+    toml = bare_repo.path / "ledger.toml"
+    toml.write_text(toml.read_text().replace('results = "stdout"', 'results = "file"'))
+    bare_repo.commit_all("chore: back to a results file")
+    before = fingerprint(bare_repo.path)
+    bad = bare_repo.run("run", "V1", "--gate", "recent", "--seeds", "3")
+    assert bad.code == 2 and 'results = "stdout"' in bad.err, bad.err
+    assert fingerprint(bare_repo.path) == before
+    toml.write_text(toml.read_text().replace('results = "file"', 'results = "print"'))
+    wrong = bare_repo.run("status")
+    assert wrong.code == 2 and "results" in wrong.err, wrong.err

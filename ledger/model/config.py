@@ -165,6 +165,8 @@ class HooksTable(_Table):
 
 class RunTable(_Table):
     command: list[str] | None = None
+    # "stdout": the gate command prints its results JSON instead of writing {out}
+    results: Literal["file", "stdout"] = "file"
     output_dir: str | None = None
     result_max_bytes: int = Field(default=1 << 20, gt=0)
     timeout_seconds: float | None = Field(default=None, gt=0)
