@@ -85,14 +85,20 @@ class DirtyCheck:
     and is read when needed, so it runs while the transition is prepared.
     """
 
-    def __init__(self, workdir: Path, directory: str) -> None:
+    def __init__(self, workdir: Path, directory: str, exclude: tuple[str, ...] = ()) -> None:
+        # exclude: work-tree paths that are not the code (a run's own output folder, when
+        # --out-dir or [run] output_dir puts it inside the work tree).
         top = directory.split("/", 1)[0]
         if "/" in directory:
             specs = [".", f":(exclude){directory}"]
         else:
             specs = [
-                f":(literal){n}" for n in sorted(os.listdir(workdir)) if n not in (".git", top)
+                f":(literal){n}"
+                for n in sorted(os.listdir(workdir))
+                if n not in (".git", top, *exclude)
             ]
+        if specs:
+            specs += [f":(exclude,literal){p}" for p in exclude]
         self._proc: subprocess.Popen[bytes] | None = None
         if specs:
             self._proc = subprocess.Popen(

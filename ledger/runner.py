@@ -318,7 +318,10 @@ def record_runs(ctx: Context, runs: list[Finished]) -> list[Outcome]:
     """Commit every finished run as one transition: one commit per ``run``, not per seed."""
     if not runs:
         return []
-    dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
+    workdir = ctx.store.require_workdir()
+    # <out-dir>/<version>/<gate>/<seed>.json: the run's output folder is out's grandparent.
+    folders = [run.spec.out.parents[2] for run in runs]
+    dirty_check = gitcli.DirtyCheck(workdir, ctx.dir, outputs_in(ctx, folders))
     entries: list[tuple[str, bool, str]] = []
 
     def build(snap: Snapshot) -> Transition:
@@ -510,6 +513,19 @@ def execute(
     for _, record in finished:
         record.unlink(missing_ok=True)
     return outcomes
+
+
+def outputs_in(ctx: Context, folders: list[Path]) -> tuple[str, ...]:
+    """The output folders (these, and the configured one) that lie in the work tree, as
+    work-tree paths: what runs wrote there does not make the code they measured dirty."""
+    top = ctx.store.require_workdir().resolve()
+    found = set()
+    for folder in [*folders, output_dir(ctx, None)]:
+        try:
+            found.add(folder.resolve().relative_to(top).as_posix())
+        except ValueError:
+            continue  # outside the work tree (the default, .git/ledger/runs/out)
+    return tuple(sorted(p for p in found if p != "."))
 
 
 def determinism_path(dir_: str, vid: str, gate: str) -> str:

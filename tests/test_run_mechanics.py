@@ -173,6 +173,8 @@ def test_run_out_dir_relative_to_a_subdirectory(gated: Repo) -> None:
     assert ran.code == 0, ran.err
     assert (sub / "out/V1/recent/seed-1.json").is_file()
     assert not ran.json()["runs"][0]["failed"]
+    # A run's own outputs in the work tree do not make the code it measured dirty.
+    assert gated.ok("show", "V1", "--json").json()["flags"]["dirty"] == []
     detached = ledger(
         sub, "run", "V1", "--gate", "recent", "--seeds", "2", "--out-dir", "out2", "--detach"
     )
@@ -180,6 +182,11 @@ def test_run_out_dir_relative_to_a_subdirectory(gated: Repo) -> None:
     gated.ok("wait", "--timeout", "120")
     assert (sub / "out2/V1/recent/seed-2.json").is_file()
     assert gated.git("show", "HEAD:training_log/results/V1/recent/seed-2.json")
+    # Seed 2 ran beside seed 1's outputs (another folder): untracked files that are not
+    # this run's are not known to be anything but code.
+    assert gated.ok("show", "V1", "--json").json()["flags"]["dirty"] == [
+        "training_log/results/V1/recent/seed-2.json"
+    ]
 
 
 PRINTS = """\
