@@ -55,7 +55,9 @@ def test_readme_top_to_bottom(tmp_path: Path) -> None:
     # `run` commits all its seeds in one transition of kind "run"
     for kind in ("init", "register", "run", "conclude", "matrix-register", "matrix-conclude"):
         assert kind in kinds, (kind, kinds)
-    assert (shop / "report.html").read_text().count("<svg") >= 1
-    assert (shop / "comment.md").read_text().startswith("<!-- git-ledger:report -->")
-    assert (shop / "recent.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "report.html").read_text().count("<svg") >= 1
+    assert (tmp_path / "comment.md").read_text().startswith("<!-- git-ledger:report -->")
+    assert (tmp_path / "recent.png").read_bytes()[:4] == b"\x89PNG"
+    # The README leaves a clean work tree: the next result is not flagged as dirty.
+    assert git(shop, "status", "--porcelain") == ""
     assert "SIZE = 256" in (shop / "src/cache.py").read_text(), "the matrix winner is merged"

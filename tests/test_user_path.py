@@ -114,7 +114,8 @@ def test_readme_walk_left_a_healthy_ledger(
     status = user.sh("git", "ledger", "status", "--json")
     data = json.loads(status.stdout)
     assert data["counts"]["concluded"] >= 3 and not data["problems"]
-    assert "<svg" in (user.cwd / "report.html").read_text()
+    assert "<svg" in (walked[1].parent / "report.html").read_text()
+    assert user.sh("git", "status", "--porcelain").stdout == ""
     user.sh("git", "fsck", "--strict")
     assert user.sh("git", "ledger", "doctor").returncode == 0
 
@@ -175,7 +176,6 @@ def test_editing_ledger_toml_after_hooks_install_commits(user: User) -> None:
     toml = user.cwd / "ledger.toml"
     toml.write_text(toml.read_text().replace("noise_floor = 1.0", "noise_floor = 0.8"))
     user.sh("git", "commit", "-qam", "chore(ledger): a tighter noise floor")
-    # (the README's report commands left their outputs untracked beside it)
     assert user.sh("git", "status", "--porcelain", "--", "ledger.toml").stdout == ""
     trailers = user.sh("git", "log", "-1", "--format=%(trailers:only,unfold)").stdout
     assert "Ledger-Transition: config" in trailers, trailers
