@@ -46,3 +46,19 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one() -> None:
     assert readme.index(blocks[1]) < readme.index("## ")
     ci = (ROOT / ".ci/run").read_text()
     assert second in ci.splitlines(), "the README's test command must be run verbatim by .ci/run"
+
+
+def test_the_readmes_pre_commit_rev_is_this_versions_release_tag() -> None:
+    import tomllib
+
+    from ledger import __version__
+
+    revs = re.findall(r"^\s*rev: (\S+)", (ROOT / "README.md").read_text(), re.M)
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert revs == [f"v{version}"] and version == __version__, (revs, version, __version__)
+    # A clone without tags (CI's shallow checkout) cannot say; one with tags must hold it.
+    tags = subprocess.run(
+        ["git", "tag", "--list", "v*"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.split()
+    if tags:
+        assert f"v{version}" in tags, f"tag v{version} is missing: git tag -a v{version}"
