@@ -4,8 +4,8 @@ A seeded random walk through the versions loop runs whatever ``next --json`` giv
 (placeholders filled, files in ``edit`` changed, as a user would) and asserts it is
 never refused. Now and then the walker does what users do between two ``next``: starts
 a run in the background, parks the loop, opens a matrix instead of one version, writes
-a reflection without committing it. Each of those states must still get a command
-that works.
+a reflection without committing it, measures before committing the code or on an edit
+never committed. Each of those states must still get a command that works.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ FILL = {
     "<NEXT>": "keep walking",
     "<GATE>": "recent",
     "<FILES>": "src/cache.py",
+    "<REASON>": "measured knowingly before the code was committed, or on a dirty tree",
 }
 
 
@@ -108,6 +109,18 @@ def detour(repo: Repo, nxt: dict[str, object], rng: random.Random, seen: set[str
             "git ledger phase declare --reason 'out of ideas' --exhausted sizes "
             "--resume-criterion 'a new idea'"
         )
+    step = str(nxt.get("step") or "")
+    if nxt["action"] == "commit-code" and "." not in step and rng.random() < 0.25:
+        seen.add("before-code")  # measured before the code is committed
+        return f"git ledger run {step} --gate recent --seeds 1,2,3"
+    if (
+        nxt["action"] == "measure"
+        and "git ledger run" in command
+        and "." not in step
+        and rng.random() < 0.2
+    ):
+        seen.add("dirty")  # measured on an edit that was never committed
+        return f"echo 'SIZE = 70' > src/cache.py && {command} && git checkout -- src/cache.py"
     if nxt["action"] == "reflect" and rng.random() < 0.5:
         seen.add("reflection-uncommitted")
         return command  # write it, and leave it uncommitted: next must say commit it
