@@ -50,6 +50,37 @@ def test_matrix_conclude_none_leaves_an_unmeasured_cell_unjudged(
     assert all(v["id"] != "V2.B" or v["verdict"] is None for v in status["recent"])
 
 
+def test_unmeasured_cells_feed_no_trigger(bare_repo: Repo, tmp_path: Path) -> None:
+    # Three cells concluded with --none and never measured: were they "refuted", the
+    # Goodhart tripwire (3 consecutive refutations) would fire and block registering.
+    repo = shop(bare_repo)
+    repo.ok(
+        "register",
+        "V1",
+        "--bet",
+        "b",
+        "--gate",
+        "recent",
+        "--files",
+        "src/cache.py",
+        "--falsifier",
+        "f",
+    )
+    repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "x")
+    spec = tmp_path / "cells3.toml"
+    spec.write_text(
+        SPEC + SPEC.replace("cells.A", "cells.C").replace('"sa"', '"sc"').split("[cells.B]")[0]
+    )
+    repo.ok("matrix", "new", "V2", "--spec", str(spec))
+    repo.ok("matrix", "conclude", "V2", "--none")
+    cells = repo.ok("show", "V2", "--json").json()["cells"]
+    assert [c["verdict"] for c in cells] == ["not measured"] * 3
+    triggers = repo.run("triggers", "--json")
+    assert triggers.code == 0, triggers.out
+    assert repo.ok("next", "--json").json()["action"] == "register"
+
+
 def test_show_a_reflection_prints_its_content(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
     repo.ok(
