@@ -77,33 +77,45 @@ def code_commits(store: Store, vid: str, registration: str) -> list[str]:
     return found
 
 
-def code_commits_of(store: Store, vids: Iterable[str]) -> dict[str, list[str]]:
-    """Each version's code commits since its registration, in one lazy walk back from HEAD
-    that stops once every registration is found; a version whose registration is not on
-    this branch (a matrix cell seen from its base) is left out."""
-    wanted = set(vids)
-    found: dict[str, list[str]] = {v: [] for v in wanted}
+def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> dict[str, list[str]]:
+    """Each version's code commits since its registration, in one lazy walk back from HEAD.
+
+    A matrix cell starts at its matrix's registration. The walk stops once every
+    registration is found, or at the registration of a version older than all of them
+    (ids grow), so a version registered elsewhere (a cell seen from its base, an entry
+    added by hand) never costs a walk through the whole history; it is left out.
+    """
+    starts: dict[str, str] = {}  # the step whose registration starts the version
+    for vid in vids:
+        version = state.version(vid)
+        starts[vid] = version.front.matrix if version and version.front.matrix else vid
     done: dict[str, list[str]] = {}
-    if not wanted:
+    if not starts:
         return done
+    found: dict[str, list[str]] = {vid: [] for vid in starts}
+    oldest = min(state.version_key(v) for v in set(starts.values()))
     for info in store.walk_log(None):
         step = info.trailer(TRAILER_STEP)
-        if step not in found:
+        if step is None:
             continue
         kind = info.trailer(TRAILER_TRANSITION)
         if kind is None:
-            found[step].append(info.id)
-        elif kind in STARTS:
-            done[step] = found.pop(step)
-            if not found:
-                break
+            if step in found:
+                found[step].append(info.id)
+            continue
+        if kind not in STARTS and kind != "matrix-register":
+            continue
+        for vid in [v for v, at in starts.items() if at == step and v in found]:
+            done[vid] = found.pop(vid)
+        if not found or state.version_key(step) < oldest:
+            break
     return done
 
 
 def flags_of(store: Store, state: LedgerState, vids: Iterable[str]) -> dict[str, Flags]:
     """:func:`flags` of several versions, reading history once (status, reports)."""
     wanted = list(vids)
-    commits = code_commits_of(store, wanted)
+    commits = code_commits_of(state, store, wanted)
     by_version: dict[str, list[Result]] = {vid: [] for vid in wanted}
     for r in state.results:
         if r.data.version in by_version and r.data.status == "ok":
