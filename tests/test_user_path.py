@@ -154,11 +154,14 @@ def test_a_git_revert_of_a_transition_shows_in_log(user: User) -> None:
         "--falsifier",
         "no gain",
     )
+    registered = user.sh("git", "rev-parse", "HEAD").stdout.strip()
     revert = user.sh("git", "revert", "--no-edit", "HEAD", ok=False)
     assert revert.returncode == 0, f"the hooks refused a revert: {revert.stderr.strip()}"
     log = user.sh("git", "ledger", "log", "-n", "2").stdout.splitlines()
-    assert any("revert" in line.lower() for line in log), log
-    assert "V4" in "\n".join(log)
+    # A revert row naming what it undid, above the registration it undid (not a copy of it)
+    assert log[1].split()[2:4] == ["revert", "V4"], log
+    assert f"(undoes {registered[:10]})" in log[1], log
+    assert log[2].split()[2:4] == ["register", "V4"], log
     assert "V4" not in json.loads(user.sh("git", "ledger", "status", "--json").stdout)["open"]
 
 
