@@ -115,6 +115,19 @@ def test_the_yellow_flag_counts_a_versions_files_across_its_code_commits(hooked:
         small = commit(hooked, f"feat(x): V200 — part {name}", f"src/{name}.py")
         assert small.returncode == 0, small.stderr
         assert "yellow-flag" not in small.stderr, (step, small.stderr)
+    # A free-path commit in between, and an amended code commit: still three files.
+    hooked.write("docs/notes.md", "more\n")
+    assert commit(hooked, "docs: more notes", "docs").returncode == 0
+    hooked.write("src/c.py", "x = 3\n")
+    hooked.git("add", "src/c.py")
+    amend = subprocess.run(
+        ["git", "commit", "-q", "--amend", "-m", "feat(x): V200 — part c, amended"],
+        cwd=hooked.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert amend.returncode == 0 and "yellow-flag" not in amend.stderr, amend.stderr
     # The same files again: still three files, no flag.
     hooked.write("src/a.py", "x = 2\n")
     again = commit(hooked, "feat(x): V200 — part a again", "src/a.py")
