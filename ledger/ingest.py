@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from ledger.errors import BadInput, Refused
 from ledger.model.config import LedgerConfig
 from ledger.model.documents import dump_json, is_finite_number, load_json
-from ledger.model.entries import Provenance, ResultFile, result_stem
+from ledger.model.entries import Provenance, ResultFile
 from ledger.model.ids import check_safe
 from ledger.model.jsonpath import MISSING, resolve
+from ledger.repobase import result_path as _result_path
+from ledger.repobase import result_stem
 from ledger.state import Version
 
 
@@ -39,8 +41,7 @@ class Measurement:
 
 
 def result_path(dir_: str, m: Measurement, failed: bool = False) -> str:
-    stem = result_stem(m.seed, m.window, m.replicate, failed)
-    return f"{dir_}/results/{m.version}/{m.gate}/{stem}.json"
+    return _result_path(dir_, m.version, m.gate, result_stem(m.seed, m.window, m.replicate, failed))
 
 
 def extract_metrics(config: LedgerConfig, gate: str, data: object, where: str) -> dict[str, float]:

@@ -41,23 +41,27 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.cache import EntryCache
-from ledger.commitrules import DEFAULT_FREE_PATHS, is_free
+from ledger.commitrules import is_free
 from ledger.errors import BadInput, LedgerError, Refused
 from ledger.model.entries import REGISTERED_KEYS
+from ledger.repobase import (
+    DEFAULT_FREE_PATHS,
+    frozen_tables,
+    ledger_table,
+    results_dir,
+    write_atomic,
+)
 from ledger.state import classify, parse_entry
 from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, Store
 
 WITNESS = "refs/ledger/witness/"
 REMOTE_WITNESS = "refs/ledger/remotes/"
-FROZEN_TABLES = ("gates", "stats", "triggers", "batches", "campaign")
-CONFIG_FILES = ("ledger.toml", "pyproject.toml")
 CACHE_FILE = "verify-cache.json"
 CACHE_VERSION = 2
 KEEP_TIPS = 4
@@ -228,14 +232,7 @@ class _Replay:
             data = tomllib.loads(self.store.snapshot().read_blob(blob).decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
             data = {"unreadable": blob}
-        if self.config_file == "pyproject.toml":
-            data = data.get("tool", {}).get("ledger", {})
-        if not isinstance(data, dict):
-            data = {}
-        tables: dict[str, Any] = {k: data.get(k) for k in FROZEN_TABLES if k != "gates"}
-        gates = data.get("gates")
-        for name, gate in gates.items() if isinstance(gates, dict) else ():
-            tables[f"gates.{name}"] = gate
+        tables = frozen_tables(ledger_table(data, self.config_file) or {})
         digests = {
             k: hashlib.sha256(json.dumps(v, sort_keys=True, default=str).encode()).hexdigest()[:16]
             for k, v in tables.items()
@@ -471,10 +468,10 @@ class _Replay:
                     vid,
                 )
             snap = self.store.snapshot(c.id)
-            if snap.is_tree(f"{self.dir}/results/{vid}") and current is not None:
+            if snap.is_tree(results_dir(self.dir, vid)) and current is not None:
                 self.finding(
                     c,
-                    f"{self.dir}/results/{vid}",
+                    results_dir(self.dir, vid),
                     "ids-never-reused",
                     f"results of {vid} recorded before its current registration never count",
                     f"register the next id instead, and git ledger void {vid} --reason ...",
@@ -734,13 +731,9 @@ def _load_cache(path: str, key: str) -> dict[str, Any]:
 
 def _save_cache(path: str, data: dict[str, Any]) -> None:
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data, separators=(",", ":")), durable=False)
     except OSError:
-        pass  # a cache that cannot be written only costs time
+        return  # a cache that cannot be written only costs time
 
 
 def replay(

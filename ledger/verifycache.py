@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 
+from ledger.repobase import write_atomic
+
 REPORT_FILE = "verify-report.json"
 
 
@@ -43,13 +45,9 @@ def save(
 ) -> None:
     data = {"tip": tip, "refs": refs_key(common), "findings": findings, "notes": notes or []}
     try:
-        os.makedirs(state_dir, exist_ok=True)
-        tmp = os.path.join(state_dir, f".{REPORT_FILE}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, os.path.join(state_dir, REPORT_FILE))
+        write_atomic(os.path.join(state_dir, REPORT_FILE), json.dumps(data), durable=False)
     except OSError:
-        pass  # a cache that cannot be written only costs time
+        return  # a cache that cannot be written only costs time
 
 
 def load(state_dir: str, common: str, tip: str) -> list[dict[str, str]] | None:
