@@ -148,6 +148,19 @@ class Report:
 VState = list[str]
 
 
+@dataclass(frozen=True)
+class _Change:
+    """One path inside the ledger dir that a commit changed, as the replay checks it."""
+
+    commit: CommitInfo
+    kind: str | None  # the commit's Ledger-Transition (None: not a transition)
+    step: str  # its Ledger-Step
+    path: str
+    rel: str  # the path inside the ledger dir
+    old: str | None  # blob ids before and after (None: absent)
+    new: str | None
+
+
 class _Replay:
     def __init__(self, store: Store, config: Any, config_file: str) -> None:
         self.store = store
@@ -259,7 +272,8 @@ class _Replay:
         entries = False
         for path, old, new in changes:
             if path.startswith(base):
-                self.entry_change(c, state, kind, step, path, old, new)
+                rel = path[len(base) :]
+                self.entry_change(_Change(c, kind, step, path, rel, old, new), state)
                 entries = True
             elif path == self.config_file:
                 self.config_change(c, state, kind, old, new, opened, len(changes))
@@ -355,22 +369,13 @@ class _Replay:
                 vid,
             )
 
-    def entry_change(
-        self,
-        c: CommitInfo,
-        state: dict[str, Any],
-        kind: str | None,
-        step: str,
-        path: str,
-        old: str | None,
-        new: str | None,
-    ) -> None:
-        rel = path[len(self.dir) + 1 :]
+    def entry_change(self, change: _Change, state: dict[str, Any]) -> None:
+        c, kind, path, rel = change.commit, change.kind, change.path, change.rel
         what = classify(rel, self.prefix)
         if what in ("version", "matrix"):
-            self.version_change(c, state, what, kind, step, path, rel, old, new)
+            self.version_change(change, state, what)
         elif what == "result":
-            self.result_change(c, state, kind, step, path, rel, old, new)
+            self.result_change(change, state)
         elif what == "phase":
             if kind != "phase":
                 self.finding(
@@ -395,18 +400,9 @@ class _Replay:
                         )
                     break
 
-    def version_change(
-        self,
-        c: CommitInfo,
-        state: dict[str, Any],
-        what: str,
-        kind: str | None,
-        step: str,
-        path: str,
-        rel: str,
-        old: str | None,
-        new: str | None,
-    ) -> None:
+    def version_change(self, change: _Change, state: dict[str, Any], what: str) -> None:
+        c, kind, step, path, rel = change.commit, change.kind, change.step, change.path, change.rel
+        old, new = change.old, change.new
         versions: dict[str, VState] = state["v"]
         vid = rel[: -len("-matrix.md")] if what == "matrix" else rel[:-3]
         starts = ("matrix-register",) if what == "matrix" else ("register", "rename")
@@ -553,17 +549,9 @@ class _Replay:
             return None
         return self.store.commit_info(match.group(1))
 
-    def result_change(
-        self,
-        c: CommitInfo,
-        state: dict[str, Any],
-        kind: str | None,
-        step: str,
-        path: str,
-        rel: str,
-        old: str | None,
-        new: str | None,
-    ) -> None:
+    def result_change(self, change: _Change, state: dict[str, Any]) -> None:
+        c, kind, step, path, rel = change.commit, change.kind, change.step, change.path, change.rel
+        old, new = change.old, change.new
         vid = rel.split("/")[1]
         versions: dict[str, VState] = state["v"]
         if new is None:
