@@ -733,7 +733,9 @@ class Store:
                         )
                     )
                 except (OSError, pygit2.GitError) as exc:
-                    # Nothing is referenced yet: loose objects at most, which gc collects.
+                    # Nothing is referenced yet: unreachable loose objects at most. No
+                    # automatic gc removes them (doctor --fix sets gc.auto=0); a `git gc`
+                    # run by hand prunes them once gc.pruneExpire has passed.
                     raise BadInput(
                         f"cannot write git objects: {exc}", "free some disk space and retry"
                     ) from None
