@@ -6,6 +6,8 @@ the ``commit-msg`` hook's fast path does not import pydantic or scipy.
 
 from __future__ import annotations
 
+# DEFAULT_FREE_PATHS is defined with the other defaults the hooks read; applied here.
+from ledger.repobase import DEFAULT_FREE_PATHS as DEFAULT_FREE_PATHS
 from ledger.repobase import split_version
 
 TYPES = frozenset(
