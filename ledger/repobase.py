@@ -244,6 +244,16 @@ def split_version(value: str, prefix: str) -> tuple[int, str, str] | None:
     return int(head[:digits]), sibling, cell
 
 
+def base_id(vid: str) -> str:
+    """The version a matrix cell belongs to (``V213.A`` -> ``V213``); any other id unchanged."""
+    return vid.partition(".")[0]
+
+
+def cell_of(vid: str) -> str:
+    """The cell name of a matrix cell's id (``V213.A`` -> ``A``); "" for any other id."""
+    return vid.partition(".")[2]
+
+
 def result_stem(seed: str | None, window: str | None, replicate: int | None, failed: bool) -> str:
     """The file name (without .json) of a result: seed-42, window-w3-r2, seed-1-failed."""
     stem = f"seed-{seed}" if seed is not None else f"window-{window}"

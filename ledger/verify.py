@@ -52,6 +52,8 @@ from ledger.errors import BadInput, LedgerError, Refused
 from ledger.model.entries import REGISTERED_KEYS
 from ledger.repobase import (
     DEFAULT_FREE_PATHS,
+    base_id,
+    cell_of,
     frozen_tables,
     ledger_table,
     results_dir,
@@ -134,7 +136,7 @@ class Report:
     def for_step(self, vid: str, since: str, store: Store) -> list[Finding]:
         """Findings that taint ``vid``: its own (or its matrix's), and unassigned ones
         in commits after its registration ``since``."""
-        mine = {vid, vid.split(".")[0]}
+        mine = {vid, base_id(vid)}
         return [
             f
             for f in self.findings
@@ -603,7 +605,7 @@ class _Replay:
             self.note(c, "restored", vid, path, f"restored: {c.subject}")
             return
         # matrix conclude brings every cell's results onto the base branch at once.
-        by_matrix = kind == "matrix-conclude" and "." in vid and vid.split(".")[0] == step
+        by_matrix = kind == "matrix-conclude" and bool(cell_of(vid)) and base_id(vid) == step
         # sync's rename moves a version's results with it, in the same commit.
         by_matrix = by_matrix or (kind == "rename" and step == vid)
         if (kind not in RESULT_KINDS or step != vid) and not by_matrix:
@@ -821,7 +823,7 @@ def verify(
     # A void version's findings stay on record as notes: its results never count.
     kept = []
     for f in report.findings:
-        if f.step and (f.step in report.void or f.step.split(".")[0] in report.void):
+        if f.step and (f.step in report.void or base_id(f.step) in report.void):
             report.notes.append(Note(f.commit, "void", f.step, f.path, f"[{f.rule}] {f.message}"))
         else:
             kept.append(f)
@@ -871,8 +873,7 @@ def witness_findings(store: Store, versions: dict[str, VState], hidden: set[str]
 def require_clean(store: Store, config: Any, config_file: str, vid: str, tip: str | None) -> str:
     """The registration commit of ``vid``; Refused when its history has findings."""
     report = verify(store, config, config_file, tip)
-    key = vid.split(".")[0] if "." in vid else vid
-    reg = report.registrations.get(key)
+    reg = report.registrations.get(base_id(vid))
     if reg is None:
         raise Refused(
             f"{vid} has no registration commit on this branch", f"git ledger register {vid} ..."

@@ -215,6 +215,7 @@ def test_one_grammar_of_version_ids_for_the_hooks_and_the_program(value: str) ->
     assert version_ids(f"feat(x): {value} — a bet", "V") == named
     if parsed is not None:
         assert str(parsed) == value
+        assert (repobase.base_id(value), repobase.cell_of(value)) == (str(parsed.base), parsed.cell)
 
 
 def test_a_result_file_is_named_in_one_place() -> None:
