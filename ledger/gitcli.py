@@ -1,4 +1,5 @@
-"""The only module that runs the git program.
+"""The only module of the full program that runs the git program (the hooks'
+fast path spawns it through :func:`ledger.repobase.git`, without subprocess).
 
 pygit2 is the hot path, but some things must go through git itself: push and
 fetch (credential helpers, ssh config, ``--atomic``, leases), worktrees,

@@ -288,7 +288,9 @@ def write_atomic(
     The data goes to a new temporary file beside ``path`` (the same file
     system, so the rename is atomic; created exclusively and never through a
     link), which is flushed to disk, renamed over ``path``, and then the
-    directory is flushed so that the rename survives a power cut too.
+    directory is flushed so that the rename survives a power cut too. A link
+    at ``path`` is replaced, not written through: a planted link cannot send
+    the write elsewhere.
     ``durable=False`` skips both flushes: for derived data (caches), which a
     crash may lose at no cost but time, while a flush costs ~15 ms on a
     commit's path. The file gets ``mode`` if given (a hook script: 0o755),
