@@ -70,8 +70,7 @@ def settings(top: str, common: str) -> dict[str, str] | None:
             st = os.stat(os.path.join(top, name))
         except OSError:
             continue
-        # The program's version is part of the key: another version may read other keys.
-        source = (name, f"{__version__} {name} {st.st_size} {st.st_mtime_ns} {st.st_ino}")
+        source = (name, f"{_parser_key()} {name} {st.st_size} {st.st_mtime_ns} {st.st_ino}")
         break
     committed = None
     if source is None:
@@ -80,7 +79,7 @@ def settings(top: str, common: str) -> dict[str, str] | None:
         for name in repobase.CONFIG_FILES:
             blob = git("rev-parse", "-q", "--verify", f"HEAD:{name}", check=False).strip()
             if blob:
-                source, committed = (name, f"{__version__} {name} blob {blob}"), blob
+                source, committed = (name, f"{_parser_key()} {name} blob {blob}"), blob
                 break
         if source is None:
             return None
@@ -94,6 +93,20 @@ def settings(top: str, common: str) -> dict[str, str] | None:
     body = "\n".join(f"{k}={v}" for k, v in sorted((parsed or {"none": "1"}).items()))
     _write_cache(cache, f"{source[1]}\n{body}\n")
     return parsed
+
+
+def _parser_key() -> str:
+    """What the cached settings depend on besides the file: the code that read it
+    (its version, and in a checkout, where code changes under one version, the
+    parser's files as the OS sees them; two stat calls)."""
+    parts = [__version__]
+    for path in (__file__, repobase.__file__):
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return ":".join(parts)
 
 
 def _parse_settings(path: str, name: str, text: str | None = None) -> dict[str, str] | None:

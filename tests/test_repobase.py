@@ -179,6 +179,24 @@ def test_the_hooks_and_the_program_read_the_same_settings(text: str, name: str) 
     assert repobase.hook_settings(table, name) == _program_view(parse_config(text, name), name)
 
 
+def test_the_hooks_settings_cache_is_keyed_by_the_code_that_parsed_it(repo: Repo) -> None:
+    from ledger import hookrun
+
+    top, common = str(repo.path), str(repo.path / ".git")
+    fresh = hookrun.settings(top, common)
+    assert fresh is not None and fresh["dir"] == "training_log"
+    cache = repo.path / ".git" / "ledger" / hookrun.SETTINGS_CACHE
+    key = cache.read_text().splitlines()[0]
+    # The cache is consulted: an entry under this key is taken as it stands...
+    cache.write_text(f"{key}\ndir=elsewhere\n")
+    assert hookrun.settings(top, common) == {"dir": "elsewhere"}
+    # ...but the same file read by other code (another version, an edited
+    # checkout) is parsed again.
+    other = "0.0.1:1:1:2:2 " + key.split(" ", 1)[1]
+    cache.write_text(f"{other}\ndir=elsewhere\n")
+    assert hookrun.settings(top, common) == fresh
+
+
 def test_pyproject_without_a_ledger_table_is_no_configuration() -> None:
     assert (
         repobase.ledger_table(tomllib.loads("[tool.black]\nline = 1\n"), "pyproject.toml") is None
