@@ -66,12 +66,10 @@ def settings(top: str, common: str) -> dict[str, str] | None:
     """The hooks' view of ledger.toml (or [tool.ledger]); None when there is no ledger."""
     source = None
     for name in repobase.CONFIG_FILES:
-        try:
-            st = os.stat(os.path.join(top, name))
-        except OSError:
-            continue
-        source = (name, f"{_parser_key()} {name} {st.st_size} {st.st_mtime_ns} {st.st_ino}")
-        break
+        on_disk = repobase.stat_key(os.path.join(top, name))
+        if on_disk != "-":
+            source = (name, f"{_parser_key()} {name} {on_disk}")
+            break
     committed = None
     if source is None:
         # A sparse checkout may leave the configuration out of the work tree: then the
@@ -99,14 +97,9 @@ def _parser_key() -> str:
     """What the cached settings depend on besides the file: the code that read it
     (its version, and in a checkout, where code changes under one version, the
     parser's files as the OS sees them; two stat calls)."""
-    parts = [__version__]
-    for path in (__file__, repobase.__file__):
-        try:
-            st = os.stat(path)
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            parts.append("-")
-    return ":".join(parts)
+    return "|".join(
+        (__version__, repobase.stat_key(__file__), repobase.stat_key(repobase.__file__))
+    )
 
 
 def _parse_settings(path: str, name: str, text: str | None = None) -> dict[str, str] | None:
@@ -139,12 +132,7 @@ def _commit_key(gitdir: str, common: str) -> str:
     paths = [index, os.path.join(common, "packed-refs")]
     if head and head[0].startswith("ref: "):
         paths.append(os.path.join(common, head[0][5:]))
-    for path in paths:
-        try:
-            st = os.stat(path)
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
-        except OSError:
-            parts.append("-")
+    parts += [repobase.stat_key(path) for path in paths]
     return "|".join(parts)
 
 

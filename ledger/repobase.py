@@ -57,6 +57,18 @@ def git(*args: str, check: bool = True) -> str:
     return b"".join(chunks).decode("utf-8", errors="surrogateescape")
 
 
+def stat_key(path: str) -> str:
+    """A file as the OS sees it (size, modification time, inode), for cache keys; "-" if absent.
+
+    A rewrite by git or an editor changes one of them (a rename gives a new inode).
+    """
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
+
+
 def common_dir(gitdir: str) -> str:
     """The git dir shared by all worktrees: a linked worktree's git dir names it in ``commondir``."""
     try:

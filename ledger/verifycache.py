@@ -10,20 +10,14 @@ from __future__ import annotations
 import json
 import os
 
-from ledger.repobase import write_atomic
+from ledger.repobase import stat_key, write_atomic
 
 REPORT_FILE = "verify-report.json"
 
 
 def refs_key(common: str) -> str:
     """What the witness refs are, as the file system sees them (loose and packed)."""
-    parts = []
-    for path in (os.path.join(common, "packed-refs"),):
-        try:
-            st = os.stat(path)
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
-        except OSError:
-            parts.append("-")
+    parts = [stat_key(os.path.join(common, "packed-refs"))]
     base = os.path.join(common, "refs", "ledger")
     for root, _dirs, files in sorted(os.walk(base)):
         for name in sorted(files):

@@ -18,6 +18,7 @@ from ledger.model.config import LedgerConfig, parse_config
 from ledger.model.ids import try_parse_version
 from ledger.store import Store
 from tests.helpers import Repo, git
+from tests.test_hooks import commit
 
 HEAVY = ("pydantic", "click", "rich", "pygit2", "yaml", "psutil", "scipy", "numpy")
 # What the fast path may import from the package: the shared plumbing, the hook
@@ -41,14 +42,7 @@ def _profiled_commit(repo: Repo, path: str, text: str) -> tuple[int, set[str]]:
                 script.replace('"$LEDGER_PYTHON" -I -S', '"$LEDGER_PYTHON" -X importtime -I -S')
             )
     repo.write(path, text)
-    repo.git("add", path)
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "docs: a note"],
-        cwd=repo.path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = commit(repo, "docs: a note", path)
     modules = set()
     for line in proc.stderr.splitlines():
         if line.startswith("import time:") and "imported package" not in line:
