@@ -1,8 +1,9 @@
 """git-ledger's benchmarks: every figure a ratio against a baseline measured in the same run.
 
-    python bench/run.py           # full: ledgers of 1,000 and 10,000 steps, DVC at 200 and 500
-    python bench/run.py --quick   # the same figures, fewer rounds (under 3 minutes on an idle
-                                  # 2-core machine once bench/out/ holds the ledgers and venvs)
+    python bench/run.py           # full: scaling at 1,000 vs 10,000 steps, DVC at 200 and 500
+    python bench/run.py --quick   # the same figures, fewer rounds, scaling at 200 vs 1,000
+                                  # steps (under 3 minutes on an idle 2-core machine once
+                                  # bench/out/ holds the generated ledgers and the venvs)
 
 Each figure is the median of several runs, printed with its spread on a line
 containing the word "ratio"; a figure with a target says "target ≤ T: met"
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import git_add_commit, median_spread, report, sealed_env, timed, verdict
 
-SMALL, BIG = 1000, 10000
+WRITE_STEPS = 1000  # the write verbs, DVC and the HTML report: always at 1,000 steps
 WRITE_TARGET = 5.0  # record/register/conclude as processes, x git add && git commit
 DVC_SAVE_TARGET = 0.15  # one record as a process, x one dvc exp save
 CONCLUDE_SCALING_TARGET = 2.0
@@ -50,6 +51,9 @@ VERIFY_TARGET = 1.0  # incremental verify after one transition, x a warm status
 class Bench:
     def __init__(self, quick: bool, rounds: int, dvc: bool) -> None:
         self.quick = quick
+        # The scaling figures: 1,000 vs 10,000 steps; --quick reads 200 vs 1,000 (a cold
+        # status replays the whole history, minutes at 10,000 steps on a loaded machine).
+        self.small, self.big = (200, 1000) if quick else (1000, 10000)
         self.rounds = rounds
         # The 10,000-step figures cost seconds each: fewer rounds in --quick.
         self.heavy_rounds = 2 if quick else max(3, rounds)
@@ -167,13 +171,13 @@ class Bench:
         from ledger.commands import record as record_cmd
         from ledger.ingest import Measurement
 
-        repo = self.ledger_repo(SMALL)
+        repo = self.ledger_repo(WRITE_STEPS)
         self.cli(repo, "status", "--json")  # the entry cache, as any ledger in use has it
         os.environ.update({k: v for k, v in self.env.items() if k.startswith("GIT_")})
         git_times: list[float] = []
         register, record, conclude, inproc = [], [], [], []
         for i in range(self.rounds):
-            vid = self.fresh_id(SMALL)
+            vid = self.fresh_id(WRITE_STEPS)
             plain = repo / "notes" / f"plain-{i}.json"
             plain.parent.mkdir(exist_ok=True)
             plain.write_text(json.dumps({"score": 91.5 + i}))
@@ -190,8 +194,7 @@ class Bench:
                 )
             conclude.append(self.conclude(repo, vid)[0])
         self.times["record"] = record
-        self.times["conclude_small"] = conclude
-        at = f"at {SMALL:,} steps vs git add && git commit"
+        at = f"at {WRITE_STEPS:,} steps vs git add && git commit"
         for key, verb, times in (
             ("register_vs_git", "register", register),
             ("record_vs_git", "record", record),
@@ -204,7 +207,7 @@ class Bench:
             "record_inproc_vs_git", f"one record in process {at}", inproc, git_times, "git", None
         )
         batch = 50 if self.quick else 500
-        vid = self.fresh_id(SMALL)
+        vid = self.fresh_id(WRITE_STEPS)
         self.register(repo, vid)
         results = self.tmp / "batch.json"
         started = time.perf_counter()
@@ -221,7 +224,7 @@ class Bench:
         per_file = (time.perf_counter() - started) / batch
         med_git, _ = median_spread(git_times)
         print(
-            f"batch ingest of {batch} result files in process at {SMALL:,} steps: ratio "
+            f"batch ingest of {batch} result files in process at {WRITE_STEPS:,} steps: ratio "
             f"{per_file / med_git:.3f} per file vs git add && git commit "
             f"({per_file * 1000:.1f} ms per file)",
             flush=True,
@@ -238,7 +241,7 @@ class Bench:
                 record = self.times.get("record") or self._record_times()
                 self.compare(
                     "record_vs_dvc_save",
-                    f"one record as a process at {SMALL:,} steps vs one dvc exp save "
+                    f"one record as a process at {WRITE_STEPS:,} steps vs one dvc exp save "
                     f"(of {n} experiments)",
                     record,
                     saves[-self.rounds :],
@@ -275,10 +278,10 @@ class Bench:
             )
 
     def _record_times(self) -> list[float]:
-        repo = self.ledger_repo(SMALL)
+        repo = self.ledger_repo(WRITE_STEPS)
         times = []
         for i in range(self.rounds):
-            vid = self.fresh_id(SMALL)
+            vid = self.fresh_id(WRITE_STEPS)
             self.register(repo, vid)
             results = self.results(90.0 + i)
             times.append(
@@ -297,7 +300,7 @@ class Bench:
             shutil.rmtree(repo / ".git" / "ledger", ignore_errors=True)
             seconds, rss = self.run_cli(repo, "status", "--json")
             cold.append(seconds)
-        if steps == BIG:
+        if steps == self.big:
             self.rss(f"status (cold) at {steps:,} steps", rss)
         self.cli(repo, "status", "--json")
         for _ in range(self.rounds):
@@ -325,22 +328,23 @@ class Bench:
         )
 
     def scale(self) -> None:
-        """What grows with the ledger: 1,000 vs 10,000 steps, and the floors git sets."""
-        small, big = self.ledger_repo(SMALL), self.ledger_repo(BIG)
-        cold_big, warm_big = self.status_times(BIG, self.heavy_rounds)
-        _, warm_small = self.status_times(SMALL)
+        """What grows with the ledger (1,000 vs 10,000 steps), and the floors git sets."""
+        lo, hi = self.small, self.big
+        small, big = self.ledger_repo(lo), self.ledger_repo(hi)
+        cold_big, warm_big = self.status_times(hi, self.heavy_rounds)
+        _, warm_small = self.status_times(lo)
         self.compare(
             "status_scaling",
-            f"warm status at {BIG:,} vs {SMALL:,} steps",
+            f"warm status at {hi:,} vs {lo:,} steps",
             warm_big,
             warm_small,
-            f"{SMALL:,} steps",
+            f"{lo:,} steps",
             STATUS_SCALING_TARGET,
         )
         reads = [self.cat_file(big) for _ in range(self.heavy_rounds)]
         self.compare(
             "cold_status_vs_cat_file",
-            f"cold status at {BIG:,} steps vs git cat-file --batch reading the same entry blobs",
+            f"cold status at {hi:,} steps vs git cat-file --batch reading the same entry blobs",
             cold_big,
             reads,
             "cat-file",
@@ -350,37 +354,34 @@ class Bench:
         log_big = [self.cli(big, "log", "-n", "20", "--json") for _ in range(self.rounds)]
         self.compare(
             "log_scaling",
-            f"log -n 20 at {BIG:,} vs {SMALL:,} steps",
+            f"log -n 20 at {hi:,} vs {lo:,} steps",
             log_big,
             log_small,
-            f"{SMALL:,} steps",
+            f"{lo:,} steps",
             LOG_SCALING_TARGET,
         )
-        conclude_small = self.times.get("conclude_small") or [
-            self._conclude_at(small)[0] for _ in range(self.rounds)
-        ]
+        conclude_small = [self._conclude_at(small, lo)[0] for _ in range(self.rounds)]
         conclude_big, peak = [], 0.0
         for _ in range(self.heavy_rounds):
-            seconds, rss = self._conclude_at(big)
+            seconds, rss = self._conclude_at(big, hi)
             conclude_big.append(seconds)
             peak = max(peak, rss)
         self.compare(
             "conclude_scaling",
-            f"conclude at {BIG:,} vs {SMALL:,} steps",
+            f"conclude at {hi:,} vs {lo:,} steps",
             conclude_big,
             conclude_small,
-            f"{SMALL:,} steps",
+            f"{lo:,} steps",
             CONCLUDE_SCALING_TARGET,
         )
-        self.rss(f"conclude at {BIG:,} steps", peak)
+        self.rss(f"conclude at {hi:,} steps", peak)
         for name in ("verify-cache.json", "verify-report.json"):  # a full replay
             (big / ".git" / "ledger" / name).unlink(missing_ok=True)
         _, rss = self.run_cli(big, "verify")
-        self.rss(f"verify (full) at {BIG:,} steps", rss)
-        self.html_report(small)
+        self.rss(f"verify (full) at {hi:,} steps", rss)
+        self.html_report(self.ledger_repo(WRITE_STEPS))
 
-    def _conclude_at(self, repo: Path) -> tuple[float, float]:
-        steps = SMALL if repo == self.ledgers.get(SMALL) else BIG
+    def _conclude_at(self, repo: Path, steps: int) -> tuple[float, float]:
         vid = self.fresh_id(steps)
         self.register(repo, vid)
         self.cli(repo, "record", vid, "--gate", "recent", "--seed", "1", str(self.results(90.0)))
@@ -401,7 +402,7 @@ class Bench:
         external = re.findall(r"""(?:src|href)\s*=\s*["'](?!data:|#)([^"']+)""", text)
         self.compare(
             "html_report_vs_status",
-            f"report --format html at {SMALL:,} versions ({len(text) // 1024} KB, "
+            f"report --format html at {WRITE_STEPS:,} versions ({len(text) // 1024} KB, "
             f"{'self-contained' if not external else 'NOT self-contained: ' + external[0]}) "
             "vs warm status",
             html,
