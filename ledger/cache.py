@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.codeid import code_id
+from ledger.repobase import write_atomic
 
 
 class _Loaded:
@@ -81,10 +82,8 @@ class EntryCache:
         if shared is None or not shared.dirty:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".entries.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": code_id(), "entries": shared.data}))
-            os.replace(tmp, self.path)
+            data = json.dumps({"version": code_id(), "entries": shared.data})
+            write_atomic(self.path, data, durable=False)
         except OSError:
             return  # a cache that cannot be written only costs speed
         shared.dirty = False
