@@ -23,6 +23,7 @@ import os
 from typing import Any
 
 from ledger.codeid import code_id
+from ledger.repobase import write_atomic
 
 FILE = "baseline-history.json"
 KEEP = 16  # (gate, configuration) pairs remembered
@@ -74,10 +75,7 @@ def save(state_dir: str, key: str, chain: list[str], best: list[str | None]) -> 
         gates[key] = {"chain": chain, "best": best}
         while len(gates) > KEEP:
             del gates[next(iter(gates))]
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"version": code_id(), "gates": gates}, handle, separators=(",", ":"))
-        os.replace(tmp, path)
+        data = json.dumps({"version": code_id(), "gates": gates}, separators=(",", ":"))
+        write_atomic(path, data, durable=False)
     except OSError:
         return  # a cache that cannot be written only costs time
