@@ -222,6 +222,7 @@ class Bench:
                     False,
                 )
         per_file = (time.perf_counter() - started) / batch
+        self.conclude(repo, vid)  # one open version at a time: the figures after it register
         med_git, _ = median_spread(git_times)
         print(
             f"batch ingest of {batch} result files in process at {WRITE_STEPS:,} steps: ratio "
