@@ -19,6 +19,27 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "bench" / "out"
+
+
+def tool_executable(package: str, program: str) -> Path:
+    """``program`` from ``package``, installed once into its own venv under bench/out/.
+
+    The baselines (DVC, the pre-commit framework) are never the development
+    environment's: a plain ``pip install -e .`` has neither, and a tool that
+    shares our venv would share (and skew) its imports.
+    """
+    venv = OUT / f"{package}-venv"
+    exe = venv / "bin" / program
+    if not exe.exists():
+        print(f"# installing {package} into {venv} (once) ...", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+        pip = subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", package], capture_output=True, text=True
+        )
+        if pip.returncode != 0:
+            raise RuntimeError(f"pip install {package} failed:\n{pip.stderr}")
+    return exe
 
 
 def sealed_env(home: Path) -> dict[str, str]:
@@ -90,13 +111,26 @@ def median_spread(samples: list[float]) -> tuple[float, float]:
     return med, (ordered[-1] - ordered[0]) / 2
 
 
-def report(name: str, ours: list[float], theirs: list[float], baseline: str) -> float:
+def verdict(ratio: float, target: float | None) -> str:
+    """`` — target ≤ T: met`` (or ``missed``); empty for a figure printed for scale."""
+    if target is None:
+        return ""
+    return f" — target ≤ {target:g}: {'met' if ratio <= target else 'missed'}"
+
+
+def report(
+    name: str,
+    ours: list[float],
+    theirs: list[float],
+    baseline: str,
+    target: float | None = None,
+) -> float:
     mo, so = median_spread(ours)
     mt, st = median_spread(theirs)
     ratio = mo / mt if mt else float("inf")
     print(
         f"{name}: ratio {ratio:.3f} (ours {mo * 1000:.1f} ± {so * 1000:.1f} ms vs {baseline} "
-        f"{mt * 1000:.1f} ± {st * 1000:.1f} ms, n={len(ours)})",
+        f"{mt * 1000:.1f} ± {st * 1000:.1f} ms, n={len(ours)}){verdict(ratio, target)}",
         flush=True,
     )
     return ratio

@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-from bench.common import ROOT, timed
+from bench.common import timed, tool_executable
 
-VENV = ROOT / "bench" / "out" / "dvc-venv"
 DVC_YAML = """\
 stages:
   train:
@@ -29,12 +27,7 @@ stages:
 
 
 def dvc_executable() -> Path:
-    exe = VENV / "bin" / "dvc"
-    if not exe.exists():
-        print(f"installing DVC into {VENV} (once) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(VENV / "bin" / "pip"), "install", "-q", "dvc"], check=True)
-    return exe
+    return tool_executable("dvc", "dvc")
 
 
 def make_repo(path: Path, experiments: int, env: dict[str, str]) -> list[float]:

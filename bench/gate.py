@@ -112,6 +112,86 @@ def transition(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     return median_spread(ours)[0], median_spread(theirs)[0]
 
 
+def _register(repo: Path, env: dict[str, str], vid: str) -> None:
+    ledger_cli(
+        repo,
+        env,
+        *("register", vid, "--bet", "A bet", "--gate", "recent"),
+        *("--files", "x.py", "--falsifier", "none"),
+    )
+
+
+def writes(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    """One ``record`` as a process at 1,000 steps vs ``git add && git commit`` as processes."""
+    repo = cached_ledger(1000, env, tmp)
+    ledger_cli(repo, env, "status", "--json")  # the entry cache, as a ledger in use has it
+    _register(repo, env, "V5000")
+    ours, theirs = [], []
+    results = tmp / "r.json"
+    for i in range(3):
+        results.write_text(json.dumps({"score": 99.0 + i, "loss": 0.01}))
+        ours.append(
+            ledger_cli(
+                repo, env, "record", "V5000", "--gate", "recent", "--seed", str(i), str(results)
+            )
+        )
+        plain = repo / "notes" / f"{i}.json"
+        plain.parent.mkdir(exist_ok=True)
+        plain.write_text(results.read_text())
+        theirs.append(git_add_commit(repo, plain, env))
+    return median_spread(ours)[0], median_spread(theirs)[0]
+
+
+def cold_status(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    """A cold ``status --json`` (no .git/ledger/) at 1,000 steps vs ``git cat-file --batch``
+    reading the same entry blobs: what parsing costs against what reading costs."""
+    import subprocess
+
+    repo = cached_ledger(1000, env, tmp)  # copied without .git/ledger/: cold
+    ours = ledger_cli(repo, env, "status", "--json")
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "--object-only", "HEAD", "training_log/"],
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
+    ).stdout
+    theirs = [
+        timed(
+            lambda: subprocess.run(
+                ["git", "cat-file", "--batch"],
+                cwd=repo,
+                env=env,
+                input=listing,
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+        )
+        for _ in range(3)
+    ]
+    return ours, median_spread(theirs)[0]
+
+
+def conclude_scaling(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    """``conclude`` as a process at 1,000 vs 200 steps (caches warm, as in use)."""
+    times = []
+    for steps in (1000, 200):
+        repo = cached_ledger(steps, env, tmp)
+        ledger_cli(repo, env, "status", "--json")
+        runs = []
+        for i in range(2):
+            vid = f"V{steps + 100 + i}"
+            _register(repo, env, vid)
+            results = tmp / "c.json"
+            results.write_text(json.dumps({"score": 90.0 + i, "loss": 0.01}))
+            ledger_cli(repo, env, "record", vid, "--gate", "recent", "--seed", "1", str(results))
+            runs.append(
+                ledger_cli(repo, env, "conclude", vid, "--verdict", "inconclusive", "--next", "x")
+            )
+        times.append(min(runs))
+    return times[0], times[1]
+
+
 def hooks(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     import contextlib
     import io
@@ -129,6 +209,9 @@ GATES = {
     "status-warm": status_warm,
     "transition": transition,
     "hooks": hooks,
+    "writes": writes,
+    "cold-status": cold_status,
+    "conclude-scaling": conclude_scaling,
 }
 
 

@@ -12,7 +12,7 @@ import weakref
 from dataclasses import dataclass
 from datetime import date
 
-from ledger import stats
+from ledger import baselinecache, stats
 from ledger.model.config import GateConfig
 from ledger.model.entries import GateStat
 from ledger.state import LedgerState, Result, Version
@@ -81,20 +81,53 @@ def _history(state: LedgerState, gate: str) -> dict[str, Version | None]:
     cfg = state.config.gates.get(gate)
     out: dict[str, Version | None] = {}
     best: Version | None = None
-    for version in state.versions:
+    # Resumed from the longest prefix an earlier process walked (ledger.baselinecache).
+    cache_key = baselinecache.config_key(gate, state.config) if cfg is not None else ""
+    known_chain, known_best = (
+        baselinecache.load(state.state_dir, cache_key)
+        if state.state_dir and cache_key
+        else ([], [])
+    )
+    chain: list[str] = []
+    bests: list[str | None] = []
+    previous = ""
+    for i, version in enumerate(state.versions):
         out[version.id] = best
-        if cfg is None or not version.concluded:
-            continue
-        if not _values(state.results_for(version.id, gate), cfg.metric):
-            continue
-        if best is None or (
-            version.verdict == "confirmed"
-            and compare(state, version.id, gate, best).outcome == IMPROVED
+        mine = state.results_for(version.id, gate) if cfg is not None else []
+        previous = baselinecache.link(previous, _fingerprint(state, version, mine))
+        chain.append(previous)
+        if i < len(known_chain) and known_chain[i] == previous:
+            held = known_best[i]
+            if held is None or state.version(held) is not None:
+                best = state.version(held) if held is not None else None
+                bests.append(held)
+                continue
+        known_chain = []  # diverged (or never walked): compare from here on
+        if (
+            cfg is not None
+            and version.concluded
+            and _values(mine, cfg.metric)
+            and (
+                best is None
+                or (
+                    version.verdict == "confirmed"
+                    and compare(state, version.id, gate, best).outcome == IMPROVED
+                )
+            )
         ):
             best = version
+        bests.append(best.id if best is not None else None)
     out[""] = best
     cached[2][gate] = out
+    if state.state_dir and cache_key and known_chain[: len(chain)] != chain:
+        baselinecache.save(state.state_dir, cache_key, chain, bests)
     return out
+
+
+def _fingerprint(state: LedgerState, version: Version, mine: list[Result]) -> str:
+    """What the walk reads of one version: id, verdict, and its results on the gate."""
+    blobs = ",".join(sorted(f"{r.path}={state.files.get(r.path, '')}" for r in mine))
+    return f"{version.id}\0{version.concluded}\0{version.verdict}\0{blobs}"
 
 
 _CACHE: dict[

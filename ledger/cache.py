@@ -6,11 +6,17 @@ parse is never stale: reading a 10,000-step ledger re-parses only the files
 whose content is new, and a program that parses differently (an upgrade, an
 edited checkout) starts a new cache. The cache is derived data (delete it any
 time); it is written atomically and a corrupt or foreign one is simply ignored.
+
+One process reads the file once: ``conclude`` loads the state and replays
+history (ledger.verify), and at 10,000 steps the file is tens of megabytes, so
+every :class:`EntryCache` of one path shares what was read while the file on
+disk is the one it was read from (size, mtime and inode unchanged).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,41 +24,67 @@ from ledger.codeid import code_id
 from ledger.repobase import write_atomic
 
 
+class _Loaded:
+    """The entries of one cache file, shared by every EntryCache of it in this process."""
+
+    def __init__(self, signature: tuple[int, int, int] | None, data: dict[str, Any]) -> None:
+        self.signature = signature
+        self.data = data
+        self.dirty = False
+
+
+_LOADED: dict[str, _Loaded] = {}
+
+
+def _signature(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
 class EntryCache:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / "cache" / "entries.json"
-        self._data: dict[str, Any] = {}
-        self._dirty = False
-        self._loaded = False
+        self._shared: _Loaded | None = None
 
-    def _load(self) -> None:
-        self._loaded = True
+    def _load(self) -> _Loaded:
+        if self._shared is not None:
+            return self._shared
+        signature = _signature(self.path)
+        known = _LOADED.get(str(self.path))
+        if known is not None and (known.dirty or known.signature == signature):
+            self._shared = known
+            return known
+        data: dict[str, Any] = {}
         try:
             raw = json.loads(self.path.read_text())
         except (OSError, ValueError):
-            return
+            raw = None
         if isinstance(raw, dict) and raw.get("version") == code_id():
             entries = raw.get("entries")
             if isinstance(entries, dict):
-                self._data = entries
+                data = entries
+        self._shared = _LOADED[str(self.path)] = _Loaded(signature, data)
+        return self._shared
 
     def get(self, key: str) -> Any:
-        if not self._loaded:
-            self._load()
-        return self._data.get(key)
+        return self._load().data.get(key)
 
     def put(self, key: str, value: Any) -> None:
-        if not self._loaded:
-            self._load()
-        self._data[key] = value
-        self._dirty = True
+        shared = self._load()
+        shared.data[key] = value
+        shared.dirty = True
 
     def save(self) -> None:
-        if not self._dirty:
+        shared = self._shared
+        if shared is None or not shared.dirty:
             return
         try:
-            data = json.dumps({"version": code_id(), "entries": self._data})
+            data = json.dumps({"version": code_id(), "entries": shared.data})
             write_atomic(self.path, data, durable=False)
         except OSError:
             return  # a cache that cannot be written only costs speed
-        self._dirty = False
+        shared.dirty = False
+        shared.signature = _signature(self.path)

@@ -89,6 +89,8 @@ class LedgerState:
     phase: PhaseFront | None = None
     problems: list[tuple[str, str]] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    # Where derived caches live (.git/ledger/); None: compute, remember nothing.
+    state_dir: str | None = None
     # Lookup indexes, built on first use: rules ask per version and gate, and a
     # scan per question made them O(versions x results) at 10,000 steps.
     # init=False, so dataclasses.replace() (new lists) starts without them.
@@ -294,7 +296,9 @@ def load_state(
     base = config.dir
     own_cache = cache is None
     cache = cache or EntryCache(store.ledger_state_dir)
-    state = LedgerState(config=config, commit_id=snap.commit_id)
+    state = LedgerState(
+        config=config, commit_id=snap.commit_id, state_dir=str(store.ledger_state_dir)
+    )
     files = snap.files(base)
     state.files = files
     prefix = config.ledger.id_prefix

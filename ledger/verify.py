@@ -749,7 +749,8 @@ def replay(
     for c in todo:
         for p in c.parents:
             needs[p] = needs.get(p, 0) + 1
-    if any(p not in states and p not in {c.id for c in todo} for c in todo for p in c.parents):
+    walked = {c.id for c in todo}  # once: rebuilt per parent, it made a cold replay quadratic
+    if any(p not in states and p not in walked for c in todo for p in c.parents):
         # A parent hidden by an anchor but not itself cached: replay from the root.
         todo = store.walk_new(tip, [])
         states, needs = {}, {}
