@@ -44,7 +44,9 @@ def cli(ctx: click.Context, cwd: Path) -> None:
     """A git-native ledger for improvement loops: every transition is one commit.
 
     Exit codes: 0 ok, 1 a rule refused or a check found something,
-    2 bad usage or bad input (nothing written), 3 internal error.
+    2 bad usage or bad input (nothing written), 3 internal error,
+    4 committed but the work tree is behind (run doctor --fix),
+    5 the environment refused a write (disk full, permission, read-only).
     """
     if cwd != Path("."):
         # As git does: -C changes directory first, so every relative path given
@@ -1088,6 +1090,18 @@ def _error_log(cwd: Path) -> Path | None:
         return None
 
 
+def _log_traceback(args: list[str]) -> str:
+    """Write the traceback being handled to last-error.log; say where (or nothing)."""
+    log_path = _error_log(_cwd_from(args))
+    if log_path is None:
+        return ""
+    try:
+        log_path.write_text(traceback.format_exc())
+    except OSError:
+        return ""
+    return f"; traceback in {log_path}"
+
+
 def _cwd_from(argv: list[str]) -> Path:
     for i, arg in enumerate(argv):
         if arg == "-C" and i + 1 < len(argv):
@@ -1153,14 +1167,17 @@ def main(argv: list[str] | None = None) -> None:
         message = exc.format_message().replace("\n", " ")
         _fail(args, f"{message} (see '{_help_hint(exc)}')", 2)
     except LedgerError as exc:
+        if exc.exit_code == 3:  # no class says what it is: a bug, and it gets its traceback
+            _fail(args, f"internal error: {exc.one_line()}{_log_traceback(args)}", 3)
         _fail(args, exc.one_line(), exc.exit_code)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        from ledger.errors import ENVIRONMENT_ERRNOS, environment_error, os_errno
+
+        if os_errno(exc) not in ENVIRONMENT_ERRNOS:
+            _fail(args, f"internal error: {type(exc).__name__}: {exc}{_log_traceback(args)}", 3)
+        _fail(args, environment_error(exc, "cannot write").one_line(), 5)
     except Exception as exc:
-        log_path = _error_log(_cwd_from(args))
-        where = ""
-        if log_path is not None:
-            log_path.write_text(traceback.format_exc())
-            where = f"; traceback in {log_path}"
-        _fail(args, f"internal error: {type(exc).__name__}: {exc}{where}", 3)
+        _fail(args, f"internal error: {type(exc).__name__}: {exc}{_log_traceback(args)}", 3)
     sys.exit(result if isinstance(result, int) else 0)
