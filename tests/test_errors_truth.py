@@ -255,3 +255,46 @@ def test_bad_input_still_exits_2_and_writes_nothing(repo: Repo) -> None:
     result = ledger(repo.path, "register", "V1", "--bet", "b", "--gate", "nope",
                     "--files", "x.py", "--falsifier", "f")  # fmt: skip
     assert result.code == 2 and fingerprint(repo.path) == before
+
+
+# --- a version file that does not parse --------------------------------------------
+
+
+def test_a_version_file_that_does_not_parse_is_reported_with_path_line_and_reason(
+    repo: Repo, tmp_path: Path
+) -> None:
+    register(repo, "V1")
+    path = repo.path / "training_log/V1.md"
+    lines = path.read_text().splitlines(keepends=True)
+    broken = next(i for i, line in enumerate(lines) if line.startswith("bet:"))
+    lines[broken] = "bet: [unclosed\n"
+    path.write_text("".join(lines))
+    repo.commit_all("docs: break V1 by hand", "--no-verify")
+    good = tmp_path / "r.json"
+    good.write_text('{"score": 1.0}')
+    before = fingerprint(repo.path)
+    for args in (
+        ("record", "V1", "--gate", "recent", "--seed", "1", str(good)),
+        ("run", "V1", "--gate", "recent", "--seeds", "1"),
+        ("show", "V1"),
+        ("void", "V1", "--reason", "broken"),
+    ):
+        result = repo.run(*args)
+        assert result.code == 2, (args, result.code, result.err)
+        assert "no version" not in result.err and "register it first" not in result.err, args
+        assert "training_log/V1.md" in result.err and "invalid YAML" in result.err, result.err
+        # The line of the file (the front matter starts on line 2), as an editor shows it.
+        assert f"(line {broken + 1})" in result.err, (broken + 1, result.err)
+    assert fingerprint(repo.path) == before
+
+
+def test_a_version_file_naming_another_id_says_so(repo: Repo, tmp_path: Path) -> None:
+    register(repo, "V1")
+    path = repo.path / "training_log/V1.md"
+    path.write_text(path.read_text().replace("id: V1", "id: V9", 1))
+    repo.commit_all("docs: rename inside", "--no-verify")
+    good = tmp_path / "r.json"
+    good.write_text('{"score": 1.0}')
+    result = repo.run("record", "V1", "--gate", "recent", "--seed", "1", str(good))
+    assert result.code == 2 and "no version" not in result.err, result.err
+    assert "training_log/V1.md" in result.err and "V9" in result.err, result.err

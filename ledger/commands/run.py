@@ -41,7 +41,7 @@ def run(
     state = ctx.state()
     version = state.version(vid)
     if version is None:
-        raise BadInput(f"no version {vid!r} in {ctx.dir}/", "register it first")
+        raise state.no_version(vid, "register it first")
     if record_finished:
         return _record_finished(ctx, vid, as_json)
     if gate is None:
