@@ -118,7 +118,8 @@ def reason(proc: subprocess.CompletedProcess[str]) -> str:
     said = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
     if said:
         return "; ".join(dict.fromkeys(said))
-    return lines[-1] if lines else f"exit {proc.returncode}"
+    # No prefix git's C locale uses (a translated git, a hook's own words): what it said.
+    return "; ".join(lines[:4]) if lines else f"exit {proc.returncode}"
 
 
 def failure(what: str, proc: subprocess.CompletedProcess[str]) -> LedgerError:
