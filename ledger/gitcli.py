@@ -105,7 +105,10 @@ def run(
     except FileNotFoundError:
         raise BadInput("the git program is not on PATH", "install git") from None
     except subprocess.TimeoutExpired:
-        raise LedgerError(f"git {args[0]} did not answer within {timeout:g} s") from None
+        raise EnvironmentFailure(
+            f"git {args[0]} did not answer within {timeout:g} s",
+            "check the network and the remote, then retry",
+        ) from None
     if check and proc.returncode != 0:
         raise failure(f"git {' '.join(args[:2])} failed", proc)
     return proc

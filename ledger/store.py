@@ -345,7 +345,7 @@ class Store:
         repo = self.repo
         ours_id = ours or self.resolve(None)
         if ours_id is None:
-            raise LedgerError("cannot merge into an unborn branch")
+            raise BadInput("cannot merge into an unborn branch", "commit something first")
         base = repo.merge_base(ours_id, theirs)
         ancestor = (
             _get(repo, base, pygit2.Commit).tree

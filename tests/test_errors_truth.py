@@ -298,3 +298,18 @@ def test_a_version_file_naming_another_id_says_so(repo: Repo, tmp_path: Path) ->
     result = repo.run("record", "V1", "--gate", "recent", "--seed", "1", str(good))
     assert result.code == 2 and "no version" not in result.err, result.err
     assert "training_log/V1.md" in result.err and "V9" in result.err, result.err
+
+
+# --- exit 3 is a bug, always with its traceback --------------------------------------
+
+
+@pytest.mark.parametrize("name", ["LedgerError", "EINVAL"])
+def test_an_error_no_class_explains_is_exit_3_with_a_traceback(repo: Repo, name: str) -> None:
+    """A plain LedgerError, or an OSError that is not the environment's, is a bug."""
+    log = repo.path / ".git/ledger/last-error.log"
+    result = _cli_with_fault(repo, "after-objects", name, *REGISTER)
+    assert result.code == 3, (result.code, result.err)
+    assert result.err.startswith("git-ledger: error: internal error: "), result.err
+    assert f"traceback in {log}" in result.err, result.err
+    assert "Traceback (most recent call last)" in log.read_text()
+    assert "injected at after-objects" in log.read_text()

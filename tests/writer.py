@@ -32,9 +32,14 @@ def pause_at(point: str, signal_file: str) -> Callable[[str], None]:
 
 
 def fail_at(point: str, name: str) -> Callable[[str], None]:
-    code = getattr(errno, name)
+    """``name``: an errno name, or ``LedgerError`` (an error no class explains: a bug)."""
+    code = getattr(errno, name, 0)
 
     def hook(reached: str) -> None:
+        if reached == point and name == "LedgerError":
+            from ledger.errors import LedgerError
+
+            raise LedgerError(f"injected at {point}")
         if reached == point:
             raise OSError(code, f"{os.strerror(code)} (injected at {point})")
 
