@@ -376,7 +376,40 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
-@cli.command("run")
+class _KeepsArgs(click.Command):
+    """A command that remembers its arguments as typed (``run --detach`` re-runs them)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["ledger.args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+def _args_without(ctx: click.Context, flag: str) -> list[str]:
+    """The command's arguments as typed, less the flag ``flag``.
+
+    Only the flag goes: a value that reads like it (``--replace --detach``) and
+    anything after ``--`` stay, so the command line means what it meant.
+    """
+    takes_value = {
+        opt
+        for param in ctx.command.params
+        if isinstance(param, click.Option) and not param.is_flag and not param.count
+        for opt in param.opts
+    }
+    out: list[str] = []
+    value_next = False
+    args: list[str] = ctx.meta.get("ledger.args", [])
+    for i, word in enumerate(args):
+        if word == "--" and not value_next:
+            return out + args[i:]
+        if word == flag and not value_next:
+            continue
+        out.append(word)
+        value_next = not value_next and word in takes_value
+    return out
+
+
+@cli.command("run", cls=_KeepsArgs)
 @click.argument("step_id")
 @click.option("--gate", default=None, help="The gate whose command to run (required).")
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
@@ -404,37 +437,16 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     help="Record the runs that finished under a run that was killed (see 'doctor').",
 )
 @json_option
-@pass_ctx
-def run_(
-    obj: _Ctx,
-    step_id: str,
-    gate: str | None,
-    seeds: str | None,
-    windows: str | None,
-    replicates: int,
-    jobs: int,
-    detach: bool,
-    out_dir: Path | None,
-    replace: str | None,
-    record_finished: bool,
-    as_json: bool,
-) -> int:
+@click.pass_context
+def run_(ctx: click.Context, /, **options: Any) -> int:
     """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
     from ledger.commands import run as command
 
+    # Each option is named once, above; RunOptions gives them their types.
     return command.run(
-        obj.cwd,
-        step_id,
-        gate=gate,
-        seeds=seeds,
-        windows=windows,
-        replicates=replicates,
-        jobs=jobs,
-        detach=detach,
-        out_dir=out_dir,
-        replace=replace,
-        as_json=as_json,
-        record_finished=record_finished,
+        ctx.obj.cwd,
+        command.RunOptions(**options),
+        rerun=_args_without(ctx, "--detach"),
     )
 
 

@@ -7,13 +7,18 @@ change, and the branch ref is moved last with a compare-and-swap on the tip we
 built on (``Reference.set_target`` on the reference as read fails if it moved).
 Writers are serialised by a sidecar ``flock`` so ledger writers never storm; a
 plain ``git commit`` racing us still loses nothing: we rebuild on the new tip.
+Only that is retried (the ref moved, or another git process holds its lock);
+any other failure is reported at once with its cause: the environment's with
+the errno's hint (exit 5, nothing committed), a bug otherwise.
 
 After the ref moves, the index and work tree are brought up to date for exactly
 the paths the transition wrote, so ``git status`` does not show the transition
 reversed and every other staged or unstaged change stays as it was. A journal
 (``<gitdir>/ledger-pending.json``) written just before the ref moves lets
 ``doctor`` finish that step if the process dies in between: the ref is always
-either old or new, never half.
+either old or new, never half. A failure in that step is exit 4, "committed as
+<sha>; the work tree is behind", with git's reason: the journal stays for
+``doctor --fix`` (or the next transition) to finish.
 """
 
 from __future__ import annotations
