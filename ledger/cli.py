@@ -146,40 +146,13 @@ def show(obj: _Ctx, step_id: str, as_json: bool) -> int:
 @click.option("--cites", default=None, help="The reflection this registration answers.")
 @click.option("--force", default=None, metavar="REASON", help="Register below the MDE; recorded.")
 @json_option
-@pass_ctx
-def register(
-    obj: _Ctx,
-    step_id: str | None,
-    bet: str,
-    gate: str,
-    files: str,
-    falsifier: str,
-    subsystem: str | None,
-    parent: str | None,
-    noop_gates: str | None,
-    effect: float | None,
-    cites: str | None,
-    force: str | None,
-    as_json: bool,
-) -> int:
+@click.pass_context
+def register(ctx: click.Context, /, **options: Any) -> int:
     """Pre-register a version (the hypothesis, before any code) in one commit."""
     from ledger.commands import register as command
 
-    return command.run(
-        obj.cwd,
-        step_id,
-        bet=bet,
-        gate=gate,
-        files=files,
-        falsifier=falsifier,
-        subsystem=subsystem,
-        parent=parent,
-        noop_gates=noop_gates,
-        effect=effect,
-        cites=cites,
-        force=force,
-        as_json=as_json,
-    )
+    # Each option is named once, above; RegisterOptions gives them their types.
+    return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
 
 
 @cli.command()
