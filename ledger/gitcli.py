@@ -115,13 +115,18 @@ def run(
 
 
 def reason(proc: subprocess.CompletedProcess[str]) -> str:
-    """Why git failed, in git's words: its ``fatal:``/``error:`` lines, else its last line."""
-    lines = [ln.strip() for ln in (proc.stderr or proc.stdout or "").strip().splitlines()]
-    lines = [ln for ln in lines if ln]
-    said = [ln for ln in lines if ln.startswith(("fatal:", "error:"))]
+    """Why git failed, in git's words: its ``fatal:``/``error:`` lines with the indented
+    lines that follow them (the paths it names), else the first lines it printed."""
+    said: list[str] = []
+    for raw in (proc.stderr or proc.stdout or "").splitlines():
+        if raw.startswith(("fatal:", "error:")):
+            said.append(raw.strip())
+        elif said and raw[:1] in ("\t", " ") and raw.strip():
+            said[-1] += " " + raw.strip()
     if said:
         return "; ".join(dict.fromkeys(said))
     # No prefix git's C locale uses (a translated git, a hook's own words): what it said.
+    lines = [ln.strip() for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()]
     return "; ".join(lines[:4]) if lines else f"exit {proc.returncode}"
 
 

@@ -169,3 +169,19 @@ def test_git_calls_run_in_the_c_locale_with_an_allowlisted_environment(
         assert kept in clean, kept
     inside_a_hook = gitcli.git_env()
     assert inside_a_hook["GIT_INDEX_FILE"] == "/elsewhere/index" and inside_a_hook["LC_ALL"] == "C"
+
+
+def test_sync_that_cannot_fast_forward_says_gits_reason_not_exit_3(
+    shared: tuple[Repo, Path], tmp_path: Path
+) -> None:
+    repo, remote = shared
+    other = _clone(remote, tmp_path / "other")
+    _note(other, "theirs")
+    other.ok("sync")
+    repo.write("training_log/notes/theirs-0000.json", "mine, untracked\n")
+    head = repo.head()
+    result = repo.run("sync")
+    assert result.code == 1, (result.code, result.err)
+    assert "could not fast-forward to origin/main" in result.err, result.err
+    assert "training_log/notes/theirs-0000.json" in result.err, result.err
+    assert repo.head() == head

@@ -419,7 +419,15 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
                 ours = ctx.store.resolve(None)
             _check_arriving(ctx, theirs, ours)
             if ours is not None and ctx.store.is_ancestor(ours, theirs):
-                gitcli.run(["merge", "--quiet", "--ff-only", theirs], workdir, clean_env=True)
+                forward = gitcli.run(
+                    ["merge", "--quiet", "--ff-only", theirs], workdir, check=False, clean_env=True
+                )
+                if forward.returncode != 0:  # e.g. an untracked file where theirs adds one
+                    raise Refused(
+                        f"git could not fast-forward to {remote}/{branch}: "
+                        f"{gitcli.reason(forward)}",
+                        f"fix what git names, then sync (or: git merge --ff-only {remote}/{branch})",
+                    )
             else:
                 _merge(ctx, remote, branch, theirs)
             problems = verify(ctx)
