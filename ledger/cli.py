@@ -1081,7 +1081,9 @@ def _log_traceback(args: list[str]) -> str:
     if log_path is None:
         return ""
     try:
-        log_path.write_text(traceback.format_exc())
+        from ledger.repobase import write_atomic
+
+        write_atomic(log_path, traceback.format_exc())
     except OSError:
         return ""
     return f"; traceback in {log_path}"
