@@ -44,7 +44,9 @@ def cli(ctx: click.Context, cwd: Path) -> None:
     """A git-native ledger for improvement loops: every transition is one commit.
 
     Exit codes: 0 ok, 1 a rule refused or a check found something,
-    2 bad usage or bad input (nothing written), 3 internal error.
+    2 bad usage or bad input (nothing written), 3 internal error,
+    4 committed but the work tree is behind (run doctor --fix),
+    5 the environment refused a write (disk full, permission, read-only).
     """
     if cwd != Path("."):
         # As git does: -C changes directory first, so every relative path given
@@ -144,40 +146,13 @@ def show(obj: _Ctx, step_id: str, as_json: bool) -> int:
 @click.option("--cites", default=None, help="The reflection this registration answers.")
 @click.option("--force", default=None, metavar="REASON", help="Register below the MDE; recorded.")
 @json_option
-@pass_ctx
-def register(
-    obj: _Ctx,
-    step_id: str | None,
-    bet: str,
-    gate: str,
-    files: str,
-    falsifier: str,
-    subsystem: str | None,
-    parent: str | None,
-    noop_gates: str | None,
-    effect: float | None,
-    cites: str | None,
-    force: str | None,
-    as_json: bool,
-) -> int:
+@click.pass_context
+def register(ctx: click.Context, /, **options: Any) -> int:
     """Pre-register a version (the hypothesis, before any code) in one commit."""
     from ledger.commands import register as command
 
-    return command.run(
-        obj.cwd,
-        step_id,
-        bet=bet,
-        gate=gate,
-        files=files,
-        falsifier=falsifier,
-        subsystem=subsystem,
-        parent=parent,
-        noop_gates=noop_gates,
-        effect=effect,
-        cites=cites,
-        force=force,
-        as_json=as_json,
-    )
+    # Each option is named once, above; RegisterOptions gives them their types.
+    return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
 
 
 @cli.command()
@@ -374,7 +349,40 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
-@cli.command("run")
+class _KeepsArgs(click.Command):
+    """A command that remembers its arguments as typed (``run --detach`` re-runs them)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["ledger.args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+def _args_without(ctx: click.Context, flag: str) -> list[str]:
+    """The command's arguments as typed, less the flag ``flag``.
+
+    Only the flag goes: a value that reads like it (``--replace --detach``) and
+    anything after ``--`` stay, so the command line means what it meant.
+    """
+    takes_value = {
+        opt
+        for param in ctx.command.params
+        if isinstance(param, click.Option) and not param.is_flag and not param.count
+        for opt in param.opts
+    }
+    out: list[str] = []
+    value_next = False
+    args: list[str] = ctx.meta.get("ledger.args", [])
+    for i, word in enumerate(args):
+        if word == "--" and not value_next:
+            return out + args[i:]
+        if word == flag and not value_next:
+            continue
+        out.append(word)
+        value_next = not value_next and word in takes_value
+    return out
+
+
+@cli.command("run", cls=_KeepsArgs)
 @click.argument("step_id")
 @click.option("--gate", default=None, help="The gate whose command to run (required).")
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
@@ -402,37 +410,16 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     help="Record the runs that finished under a run that was killed (see 'doctor').",
 )
 @json_option
-@pass_ctx
-def run_(
-    obj: _Ctx,
-    step_id: str,
-    gate: str | None,
-    seeds: str | None,
-    windows: str | None,
-    replicates: int,
-    jobs: int,
-    detach: bool,
-    out_dir: Path | None,
-    replace: str | None,
-    record_finished: bool,
-    as_json: bool,
-) -> int:
+@click.pass_context
+def run_(ctx: click.Context, /, **options: Any) -> int:
     """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
     from ledger.commands import run as command
 
+    # Each option is named once, above; RunOptions gives them their types.
     return command.run(
-        obj.cwd,
-        step_id,
-        gate=gate,
-        seeds=seeds,
-        windows=windows,
-        replicates=replicates,
-        jobs=jobs,
-        detach=detach,
-        out_dir=out_dir,
-        replace=replace,
-        as_json=as_json,
-        record_finished=record_finished,
+        ctx.obj.cwd,
+        command.RunOptions(**options),
+        rerun=_args_without(ctx, "--detach"),
     )
 
 
@@ -1088,6 +1075,20 @@ def _error_log(cwd: Path) -> Path | None:
         return None
 
 
+def _log_traceback(args: list[str]) -> str:
+    """Write the traceback being handled to last-error.log; say where (or nothing)."""
+    log_path = _error_log(_cwd_from(args))
+    if log_path is None:
+        return ""
+    try:
+        from ledger.repobase import write_atomic
+
+        write_atomic(log_path, traceback.format_exc())
+    except OSError:
+        return ""
+    return f"; traceback in {log_path}"
+
+
 def _cwd_from(argv: list[str]) -> Path:
     for i, arg in enumerate(argv):
         if arg == "-C" and i + 1 < len(argv):
@@ -1153,16 +1154,17 @@ def main(argv: list[str] | None = None) -> None:
         message = exc.format_message().replace("\n", " ")
         _fail(args, f"{message} (see '{_help_hint(exc)}')", 2)
     except LedgerError as exc:
+        if exc.exit_code == 3:  # no class says what it is: a bug, and it gets its traceback
+            _fail(args, f"internal error: {exc.one_line()}{_log_traceback(args)}", 3)
         _fail(args, exc.one_line(), exc.exit_code)
     except BrokenPipeError:
         sys.exit(0)
-    except Exception as exc:
-        log_path = _error_log(_cwd_from(args))
-        where = ""
-        if log_path is not None:
-            from ledger.repobase import write_atomic
+    except OSError as exc:
+        from ledger.errors import ENVIRONMENT_ERRNOS, environment_error, os_errno
 
-            write_atomic(log_path, traceback.format_exc())
-            where = f"; traceback in {log_path}"
-        _fail(args, f"internal error: {type(exc).__name__}: {exc}{where}", 3)
+        if os_errno(exc) not in ENVIRONMENT_ERRNOS:
+            _fail(args, f"internal error: {type(exc).__name__}: {exc}{_log_traceback(args)}", 3)
+        _fail(args, environment_error(exc, "cannot write").one_line(), 5)
+    except Exception as exc:
+        _fail(args, f"internal error: {type(exc).__name__}: {exc}{_log_traceback(args)}", 3)
     sys.exit(result if isinstance(result, int) else 0)

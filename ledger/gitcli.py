@@ -9,24 +9,77 @@ apply. Every call is an argv list, never a shell.
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from pathlib import Path
 
 from ledger import repobase
-from ledger.errors import BadInput, LedgerError
+from ledger.errors import BadInput, EnvironmentFailure, LedgerError, errno_hint, errno_in
 
-# Variables git sets for hooks that describe *this* repository's in-progress
-# operation; a git command aimed at another worktree or a remote must not
-# inherit them (pre-commit strips them for the same reason).
-_HOOK_VARS = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY")
+# The GIT_* variables a git the tool starts for another worktree or a remote
+# keeps: how the user reaches remotes (ssh, https, proxies, credentials), their
+# configuration and identity, and tracing. Every other GIT_* variable is
+# dropped: git exports GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE, GIT_PREFIX,
+# GIT_OBJECT_DIRECTORY (and more, as it grows) into the hooks it runs, and an
+# inherited one silently redirects the child to the hook's repository or index
+# (pre-commit's ``no_git_env`` keeps an allowlist for the same reason:
+# https://github.com/pre-commit/pre-commit/issues/300). Variables outside the
+# GIT_ namespace (HOME, PATH, SSH_AUTH_SOCK, XDG_*, http_proxy, ...) are the
+# user's session, not git's redirections, and pass unchanged.
+_KEEP_GIT_VARS = frozenset(
+    {
+        "GIT_ASKPASS",
+        "GIT_TERMINAL_PROMPT",
+        "GIT_EXEC_PATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_SSH_VARIANT",
+        "GIT_PROXY_COMMAND",
+        "GIT_PROXY_SSL_CAINFO",
+        "GIT_HTTP_PROXY_AUTHMETHOD",
+        "GIT_HTTP_USER_AGENT",
+        "GIT_HTTP_LOW_SPEED_LIMIT",
+        "GIT_HTTP_LOW_SPEED_TIME",
+        "GIT_ALLOW_PROTOCOL",
+        "GIT_PROTOCOL_FROM_USER",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_PARAMETERS",  # what `git -c key=value ledger ...` passes on
+        "GIT_TEMPLATE_DIR",
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_AUTHOR_DATE",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_COMMITTER_DATE",
+        "GIT_CURL_VERBOSE",
+    }
+)
+_KEEP_GIT_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_SSL_", "GIT_TRACE")
+
+
+def _kept(name: str) -> bool:
+    return (
+        not name.startswith("GIT_") or name in _KEEP_GIT_VARS or name.startswith(_KEEP_GIT_PREFIXES)
+    )
 
 
 def git_env(clean: bool = False) -> dict[str, str]:
-    env = dict(os.environ)
-    if clean:
-        for name in _HOOK_VARS:
-            env.pop(name, None)
+    """The environment for a git the tool starts.
+
+    Always the C locale: the tool reads git's output (``error:`` lines, the
+    ``strerror`` text that names an errno), so a translated git must not change
+    what it decides (``LANGUAGE`` would override ``LC_ALL`` for messages).
+    ``clean``: only the allowlist above, for git aimed at another worktree or a
+    remote; otherwise everything, as a hook's own ``GIT_INDEX_FILE`` must reach
+    the git that reads the index being committed.
+    """
+    env = {k: v for k, v in os.environ.items() if _kept(k)} if clean else dict(os.environ)
+    env.pop("LANGUAGE", None)
+    env["LC_ALL"] = "C"
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     return env
 
@@ -54,13 +107,40 @@ def run(
     except FileNotFoundError:
         raise BadInput("the git program is not on PATH", "install git") from None
     except subprocess.TimeoutExpired:
-        raise LedgerError(f"git {args[0]} did not answer within {timeout:g} s") from None
+        raise EnvironmentFailure(
+            f"git {args[0]} did not answer within {timeout:g} s",
+            "check the network and the remote, then retry",
+        ) from None
     if check and proc.returncode != 0:
-        message = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-        raise LedgerError(
-            f"git {' '.join(args[:2])} failed: {message[-1] if message else proc.returncode}"
-        )
+        raise failure(f"git {' '.join(args[:2])} failed", proc)
     return proc
+
+
+def reason(proc: subprocess.CompletedProcess[str]) -> str:
+    """Why git failed, in git's words: its ``fatal:``/``error:`` lines with the indented
+    lines that follow them (the paths it names), else the first lines it printed."""
+    said: list[str] = []
+    for raw in (proc.stderr or proc.stdout or "").splitlines():
+        if raw.startswith(("fatal:", "error:")):
+            said.append(raw.strip())
+        elif said and raw[:1] in ("\t", " ") and raw.strip():
+            said[-1] += " " + raw.strip()
+    if said:
+        return "; ".join(dict.fromkeys(said))
+    # No prefix git's C locale uses (a translated git, a hook's own words): what it said.
+    lines = [ln.strip() for ln in (proc.stderr or proc.stdout or "").splitlines() if ln.strip()]
+    return "; ".join(lines[:4]) if lines else f"exit {proc.returncode}"
+
+
+def failure(what: str, proc: subprocess.CompletedProcess[str]) -> LedgerError:
+    """A failed git call as an error: the environment's (an errno in git's words,
+    with its hint) or, when nothing says so, a plain error (a bug: git was asked
+    something the tool should not have asked)."""
+    why = reason(proc)
+    code = errno_in(why)
+    if code is not None:
+        return EnvironmentFailure(f"{what}: {why}", errno_hint(code), code=code)
+    return LedgerError(f"{what}: {why}")
 
 
 def output(args: list[str], cwd: Path, **kwargs: object) -> str:
@@ -197,7 +277,11 @@ def write_tree(top: Path) -> str:
 
 
 def index_busy(message: str) -> bool:
-    return "index.lock" in message
+    """Another git process holds ``index.lock`` (EEXIST on it): that ends, so waiting helps.
+
+    Any other failure to take the lock (EACCES, EROFS, ENOSPC) never does.
+    """
+    return "index.lock" in message and errno_in(message) == errno.EEXIST
 
 
 def read_tree_update(top: Path, old: str | None, new: str) -> subprocess.CompletedProcess[str]:

@@ -91,7 +91,11 @@ def render(cli: click.Group) -> str:
         ".SH EXIT STATUS",
         "0 ok; 1 a rule refused the action or a check found something; 2 bad usage or",
         "bad input (nothing written); 3 internal error (traceback in",
-        ".IR .git/ledger/last\\-error.log ).",
+        ".IR .git/ledger/last\\-error.log );",
+        "4 the transition is committed but the index and work tree are behind:",
+        "\\fBgit ledger doctor \\-\\-fix\\fR completes it; 5 the environment refused a write",
+        "(a full disk, a permission, a read\\-only file system; the hint names what to do),",
+        "nothing committed.",
         ".SH SEE ALSO",
         "\\fBgit\\fR(1), \\fBgithooks\\fR(5), and README.md of git\\-ledger.",
     ]

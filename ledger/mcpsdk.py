@@ -31,7 +31,13 @@ PAGE = 1000
 # JSON-RPC code the protocol gives to "resource not found".
 RESOURCE_NOT_FOUND = -32002
 
-_MEANING = {1: "a rule refused, or a check found something", 2: "bad input", 3: "internal error"}
+_MEANING = {
+    1: "a rule refused, or a check found something",
+    2: "bad input",
+    3: "internal error",
+    4: "committed, but the work tree is behind (run doctor --fix)",
+    5: "the environment refused a write",
+}
 
 INSTRUCTIONS = (
     "git-ledger keeps an improvement loop honest: pre-register a bet before its code, run "

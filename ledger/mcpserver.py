@@ -33,7 +33,7 @@ from typing import Any, TextIO
 import click
 
 from ledger import mcptools
-from ledger.errors import BadInput, LedgerError, Refused
+from ledger.errors import BadInput, LedgerError, Refused, environment_error
 from ledger.repobase import write_atomic
 
 EXTRA_HINT = "pip install 'git-ledger[mcp]'"
@@ -134,7 +134,8 @@ def execute(spec: mcptools.ToolSpec, arguments: dict[str, Any], cwd: Path, root:
             )
             code = result if isinstance(result, int) else 0
         except LedgerError as exc:
-            code, error = exc.exit_code, exc.as_dict()
+            code = exc.exit_code
+            error = _internal(exc, cwd) if code == 3 else exc.as_dict()
         except click.exceptions.Exit as exc:
             code = exc.exit_code
         except click.exceptions.Abort:
@@ -143,6 +144,10 @@ def execute(spec: mcptools.ToolSpec, arguments: dict[str, Any], cwd: Path, root:
             code, error = 2, _bad_usage(exc.format_message())
         except SystemExit as exc:  # nothing should exit the server from inside a verb
             code = exc.code if isinstance(exc.code, int) else 1
+        except OSError as exc:
+            failure = environment_error(exc, "cannot write")
+            code = failure.exit_code
+            error = _internal(exc, cwd) if code == 3 else failure.as_dict()
         except Exception as exc:
             code, error = 3, _internal(exc, cwd)
     outcome = Outcome(code, stdout.getvalue(), stderr.getvalue(), error)

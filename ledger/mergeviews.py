@@ -22,7 +22,7 @@ from typing import Literal
 
 from ledger import gitcli, launch
 from ledger.context import load_config
-from ledger.errors import LedgerError
+from ledger.errors import BadInput
 from ledger.model.config import LedgerConfig
 from ledger.model.documents import decode_text, get_block, set_block
 from ledger.presets import preset_for
@@ -91,7 +91,10 @@ def regenerate(
     rendered = preset_for(config).render_view(config, snap, path)
     if rendered is not None:
         return rendered
-    raise LedgerError(f"merge driver: {path} is not a generated view")
+    raise BadInput(
+        f"merge driver: {path} is not a generated view",
+        f"remove 'merge=ledger-views' for {path} from .gitattributes",
+    )
 
 
 def run(ancestor: str, ours_file: str, theirs_file: str, path: str) -> int:

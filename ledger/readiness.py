@@ -55,6 +55,10 @@ def started_seeds(records: Iterable[dict[str, object]], vid: str, gate: str) -> 
         if record.get("gate") != gate:
             continue
         argv = record.get("argv")
+        listed = record.get("seeds")
+        if record.get("batch") and isinstance(listed, list) and listed:
+            seeds.update(str(s) for s in listed)
+            continue
         if record.get("batch") and isinstance(argv, list) and "--seeds" in argv:
             at = argv.index("--seeds") + 1
             if at < len(argv):

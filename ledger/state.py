@@ -104,6 +104,19 @@ class LedgerState:
             self._versions_by_id = {v.id: v for v in self.versions}
         return self._versions_by_id.get(vid)
 
+    def no_version(self, vid: str, hint: str = "see 'git ledger status'") -> BadInput:
+        """The error for a version this state lacks: its file's own problem when it has
+        one (it does not parse, or names another id), never "no version" for a file
+        that is there."""
+        parsed = try_parse_version(vid, self.config.ledger.id_prefix)
+        base = self.config.dir
+        path = f"{base}/{parsed.base}-matrix.md" if parsed and parsed.cell else f"{base}/{vid}.md"
+        for where, error in self.problems:
+            if where == path:
+                text = error if error.startswith(f"{path}:") else f"{path}: {error}"
+                return BadInput(text, f"fix {path} (its committed history: git log -p -- {path})")
+        return BadInput(f"no version {vid!r} in {base}/", hint)
+
     def open_versions(self) -> list[Version]:
         return [
             v for v in self.versions if not v.concluded and not v.front.matrix and not v.front.void
@@ -360,6 +373,8 @@ def load_state(
 def load_version(config: LedgerConfig, snap: Snapshot, vid: str) -> Version | None:
     """One version (or matrix cell) read on its own, without the rest of the ledger.
 
+    None when there is no such file; a file that does not parse raises its error.
+
     A transition that touches one version (``record``, a finished ``run``) must
     not cost more in a ledger of 10,000 steps than in one of 10.
     """
@@ -372,18 +387,18 @@ def load_version(config: LedgerConfig, snap: Snapshot, vid: str) -> Version | No
         data = snap.read(path)
         if data is None:
             return None
-        try:
-            matrix = MatrixFront.model_validate(parse_entry("matrix", data, path)["model"])
-        except BadInput:
-            return None
+        matrix = MatrixFront.model_validate(parse_entry("matrix", data, path)["model"])
         return next((v for v in cell_versions(path, matrix) if v.id == vid), None)
     path = f"{base}/{vid}.md"
     data = snap.read(path)
     if data is None:
         return None
-    try:
-        parsed_entry = parse_entry("version", data, path)
-    except BadInput:
-        return None
+    # A file that is there but does not parse is reported as such (path, line,
+    # reason), never as a version that does not exist.
+    parsed_entry = parse_entry("version", data, path)
     front = VersionFront.model_validate(parsed_entry["model"])
-    return Version(front, path, str(parsed_entry["hypothesis"])) if front.id == vid else None
+    if front.id != vid:
+        raise BadInput(
+            f"{path}: its id is {front.id!r}, not {vid!r}", "the file name must match its id"
+        )
+    return Version(front, path, str(parsed_entry["hypothesis"]))

@@ -7,18 +7,24 @@ change, and the branch ref is moved last with a compare-and-swap on the tip we
 built on (``Reference.set_target`` on the reference as read fails if it moved).
 Writers are serialised by a sidecar ``flock`` so ledger writers never storm; a
 plain ``git commit`` racing us still loses nothing: we rebuild on the new tip.
+Only that is retried (the ref moved, or another git process holds its lock);
+any other failure is reported at once with its cause: the environment's with
+the errno's hint (exit 5, nothing committed), a bug otherwise.
 
 After the ref moves, the index and work tree are brought up to date for exactly
 the paths the transition wrote, so ``git status`` does not show the transition
 reversed and every other staged or unstaged change stays as it was. A journal
 (``<gitdir>/ledger-pending.json``) written just before the ref moves lets
 ``doctor`` finish that step if the process dies in between: the ref is always
-either old or new, never half.
+either old or new, never half. A failure in that step is exit 4, "committed as
+<sha>; the work tree is behind", with git's reason: the journal stays for
+``doctor --fix`` (or the next transition) to finish.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import heapq
 import itertools
@@ -35,7 +41,16 @@ from typing import TypeVar
 import pygit2
 
 from ledger import gitcli, repobase
-from ledger.errors import BadInput, LedgerError, Refused
+from ledger.errors import (
+    BadInput,
+    EnvironmentFailure,
+    LedgerError,
+    Refused,
+    WorktreeBehind,
+    environment_error,
+    errno_hint,
+    errno_in,
+)
 
 TRAILER_TRANSITION = "Ledger-Transition"
 TRAILER_STEP = "Ledger-Step"
@@ -51,6 +66,18 @@ def _get(repo: pygit2.Repository, oid: str | pygit2.Oid, kind: type[_O]) -> _O:
     if not isinstance(obj, kind):
         raise LedgerError(f"object {oid} is not a {kind.__name__.lower()}")
     return obj
+
+
+def _git_error(what: str, exc: Exception) -> LedgerError:
+    """A libgit2 failure: the environment's when its text names an errno, else a bug.
+
+    libgit2 formats ``strerror`` in this process, whose messages are never
+    translated, so the errno is read back exactly (``errors.errno_in``).
+    """
+    code = errno_in(str(exc))
+    if code is not None:
+        return EnvironmentFailure(f"{what}: {exc}", errno_hint(code), code=code)
+    return LedgerError(f"{what}: {exc}")
 
 
 # Where a crash test may stop a transition ("after-objects", "after-ref",
@@ -317,7 +344,7 @@ class Store:
         repo = self.repo
         ours_id = ours or self.resolve(None)
         if ours_id is None:
-            raise LedgerError("cannot merge into an unborn branch")
+            raise BadInput("cannot merge into an unborn branch", "commit something first")
         base = repo.merge_base(ours_id, theirs)
         ancestor = (
             _get(repo, base, pygit2.Commit).tree
@@ -646,6 +673,7 @@ class Store:
         workdir = self.require_workdir()
         staged = gitcli.index_entries(workdir, list(writes))
         already: list[str] = []
+        writable: dict[Path, bool] = {}
         for path, data in writes.items():
             committed = snap.blob_id(path)
             new = self.hash_bytes(data) if data is not None else None
@@ -680,6 +708,7 @@ class Store:
                     raise BadInput(
                         f"{parent} is not a directory in the working tree", "move it away"
                     )
+            _check_writable(workdir, path, writable)
             on_disk = self.worktree_blob(path, (committed, new))
             if on_disk not in (committed, new):
                 raise Refused(
@@ -706,6 +735,7 @@ class Store:
                 # Never build on an index a crash (or a failed update) left behind:
                 # finish that first, or refuse with its reason.
                 self.recover_journal()
+            last = ""
             for _attempt in range(MAX_ATTEMPTS):
                 ref = self.repo.references.get(branch)
                 tip = str(ref.target) if ref is not None else None
@@ -732,13 +762,13 @@ class Store:
                             [pygit2.Oid(hex=tip)] if tip else [],
                         )
                     )
-                except (OSError, pygit2.GitError) as exc:
+                except OSError as exc:
                     # Nothing is referenced yet: unreachable loose objects at most. No
                     # automatic gc removes them (doctor --fix sets gc.auto=0); a `git gc`
                     # run by hand prunes them once gc.pruneExpire has passed.
-                    raise BadInput(
-                        f"cannot write git objects: {exc}", "free some disk space and retry"
-                    ) from None
+                    raise environment_error(exc, "cannot write git objects") from None
+                except pygit2.GitError as exc:
+                    raise _git_error("cannot write git objects", exc) from None
                 fault_point("after-objects")
                 self._write_journal(branch, tip, commit_id, transition.writes)
                 reflog = f"ledger: {transition.kind} {transition.step}"
@@ -749,16 +779,48 @@ class Store:
                         )
                     else:
                         ref.set_target(pygit2.Oid(hex=commit_id), reflog)
-                except (pygit2.GitError, pygit2.AlreadyExistsError, OSError):
-                    # Another writer moved the tip (or holds its lock): rebuild on it.
+                except (pygit2.GitError, pygit2.AlreadyExistsError, OSError) as exc:
                     self._clear_journal()
+                    last = self._ref_contended(branch, tip, exc)
                     time.sleep(0.005)
-                    continue
-                fault_point("after-ref")
-                self.sync_worktree(tip, commit_id, already)
+                    continue  # another writer moved the tip (or holds its lock): rebuild on it
+                try:
+                    fault_point("after-ref")
+                    self.sync_worktree(tip, commit_id, already)
+                except WorktreeBehind:
+                    raise
+                except OSError as exc:
+                    failure = environment_error(exc, "cannot update the work tree")
+                    raise WorktreeBehind(commit_id, failure.message, failure.hint) from exc
+                except LedgerError as exc:
+                    raise WorktreeBehind(commit_id, exc.message, exc.hint) from exc
                 self._clear_journal()
                 return commit_id, transition
-        raise LedgerError(f"could not move {branch} after {MAX_ATTEMPTS} attempts")
+        raise Refused(
+            f"could not move {branch} in {MAX_ATTEMPTS} attempts: {last}",
+            "retry once the other writer is done; git ledger doctor --fix removes a stale lock",
+        )
+
+    def _ref_contended(self, branch: str, tip: str | None, exc: Exception) -> str:
+        """Why moving ``branch`` failed, when retrying can help; raise at once otherwise.
+
+        Retrying helps only when another writer won the compare-and-swap (the
+        ref no longer points at ``tip``) or holds the ref's lock right now (a
+        ``git commit`` or ``update-ref`` in flight). A lock that cannot be taken
+        for any other reason (a full disk, a read-only ``.git``, permissions)
+        fails the same way fifty times: it is reported at once, with its cause.
+        """
+        ref = self.repo.references.get(branch)
+        now = str(ref.target) if ref is not None else None
+        if now != tip:
+            return f"{branch} moved to {str(now)[:10]} while this transition was built"
+        locks = [self.common_dir / f"{branch}.lock", self.common_dir / "packed-refs.lock"]
+        held = next((lock for lock in locks if lock.exists()), None)
+        if held is not None:
+            return f"{held} exists (another git process holds it, or a crash left it behind)"
+        if isinstance(exc, OSError):
+            raise environment_error(exc, f"cannot move {branch}") from None
+        raise _git_error(f"cannot move {branch}", exc) from None
 
     # --- index and work tree ------------------------------------------------
 
@@ -850,14 +912,34 @@ class Store:
                 break
             time.sleep(delay)  # another git process holds index.lock: it is brief
             delay = min(delay * 2, 0.2)
-        lines = proc.stderr.strip().splitlines()
-        reason = next((ln for ln in lines if ln.startswith(("error:", "fatal:"))), "") or (
-            lines[-1] if lines else f"exit {proc.returncode}"
-        )
-        raise Refused(
-            f"committed {new[:10]}, but git could not update the index and work tree: {reason}",
-            "run 'git ledger doctor --fix' once the other git process is done",
-        )
+        reason = gitcli.reason(proc)
+        if gitcli.index_busy(proc.stderr):
+            hint = "another git process holds .git/index.lock: wait for it to end"
+        else:
+            hint = errno_hint(errno_in(reason)) or "fix what git names"
+        raise WorktreeBehind(new, f"git could not update the index and work tree: {reason}", hint)
+
+
+def _check_writable(workdir: Path, path: str, seen: dict[Path, bool]) -> None:
+    """Refuse, before anything is committed, a work-tree directory git could not write.
+
+    git writes (or unlinks) the file in its nearest existing directory; one it
+    cannot write would leave the branch committed and the work tree behind.
+    ``access`` answers as the kernel would for this user (root passes modes)
+    and says no on a read-only mount, which ``statvfs`` then names.
+    """
+    parent = (workdir / path).parent
+    while not parent.exists() and parent != workdir:
+        parent = parent.parent
+    if seen.setdefault(parent, os.access(parent, os.W_OK)):
+        return
+    code = errno.EACCES
+    with contextlib.suppress(OSError):
+        if os.statvfs(parent).f_flag & os.ST_RDONLY:
+            code = errno.EROFS
+    raise environment_error(
+        OSError(code, os.strerror(code), str(parent)), "cannot write in the work tree"
+    )
 
 
 def check_identity(name: str, email: str, role: str) -> None:
@@ -876,7 +958,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         repobase.write_atomic(path, data)
     except OSError as exc:
-        raise BadInput(f"cannot write {path}: {exc.strerror}", "free some disk space") from None
+        raise environment_error(exc, f"cannot write {path}") from None
 
 
 def check_case(

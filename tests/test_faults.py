@@ -119,7 +119,7 @@ def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
 def test_disk_full_while_writing_objects_is_a_clear_error(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ledger.errors import BadInput
+    from ledger.errors import EnvironmentFailure
     from ledger.store import Snapshot, Store, Transition
 
     store = Store(repo.path)
@@ -129,10 +129,11 @@ def test_disk_full_while_writing_objects_is_a_clear_error(
 
     monkeypatch.setattr(Store, "_build_tree", full)
     before = fingerprint(repo.path)
-    with pytest.raises(BadInput, match="No space left on device"):
+    with pytest.raises(EnvironmentFailure, match="No space left on device") as raised:
         store.transact(
             lambda snap: Transition("note", "n", "note", {"training_log/x.json": b"{}\n"})
         )
+    assert raised.value.exit_code == 5 and "free some space" in str(raised.value.hint)
     assert fingerprint(repo.path) == before
     del Snapshot
 
@@ -143,7 +144,7 @@ def test_failed_work_tree_write_is_a_clear_error_and_doctor_finishes_it(repo: Re
     doctor --fix finishes the index and work tree once the cause is gone."""
     from ledger import store as store_module
     from ledger.commands import doctor
-    from ledger.errors import Refused
+    from ledger.errors import WorktreeBehind
 
     target = repo.path / "training_log/README.md"
     old = target.read_bytes()
@@ -152,7 +153,7 @@ def test_failed_work_tree_write_is_a_clear_error_and_doctor_finishes_it(repo: Re
     repo.git("config", "filter.broken.clean", "cat")
     repo.git("config", "filter.broken.required", "true")
     store = store_module.Store(repo.path)
-    with pytest.raises(Refused, match="could not update the index and work tree"):
+    with pytest.raises(WorktreeBehind, match="could not update the index and work tree"):
         store.transact(
             lambda snap: store_module.Transition(
                 "note", "n", "note", {"training_log/README.md": old + b"\nmore\n"}

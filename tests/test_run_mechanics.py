@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import click
 import pytest
 
 from tests.helpers import Repo, fingerprint, ledger, register
@@ -227,3 +228,47 @@ def test_results_printed_on_stdout_are_recorded(bare_repo: Repo) -> None:
     toml.write_text(toml.read_text().replace('results = "file"', 'results = "print"'))
     wrong = bare_repo.run("status")
     assert wrong.code == 2 and "results" in wrong.err, wrong.err
+
+
+# A value for each option of `run`, as a user types it. An option added to `run`
+# without a value here fails the test below: say what it takes, and the test
+# checks that a detached run receives it too.
+RUN_VALUES: dict[str, list[str]] = {
+    "--gate": ["recent"],
+    "--seeds": ["3,4"],
+    "--windows": [],  # the other way to name runs; --seeds stands for both
+    "--replicates": ["2"],
+    "--jobs": ["2"],
+    "--out-dir": ["artifacts"],
+    "--replace": ["--detach"],  # a value that reads like the flag stays a value
+    "--json": [],
+    "--detach": [],
+    "--record-finished": [],  # records earlier runs and starts none: nothing to detach
+}
+
+
+def test_every_option_of_run_reaches_a_detached_run(gated: Repo) -> None:
+    from ledger.cli import cli
+
+    command = cli.commands["run"]
+    names = {opt for p in command.params if isinstance(p, click.Option) for opt in p.opts}
+    names -= {"-h", "--help"}
+    assert names <= set(RUN_VALUES), f"give a value for {sorted(names - set(RUN_VALUES))}"
+    args = ["V1"]
+    for name in sorted(names - {"--windows", "--record-finished", "--detach"}):
+        args += [name, *RUN_VALUES[name]]
+    args.insert(3, "--detach")  # anywhere on the line
+    started = gated.run("run", *args)
+    assert started.code == 0, started.err
+    (record,) = [
+        json.loads(p.read_text()) for p in (gated.path / ".git/ledger/runs").glob("batch-*.json")
+    ]
+    worker = record["argv"][record["argv"].index("run") + 1 :]
+    expected = [a for i, a in enumerate(args) if not (a == "--detach" and i == 3)]
+    assert worker == expected, (worker, expected)
+    assert worker[worker.index("--replace") + 1] == "--detach"
+    gated.ok("wait", "--timeout", "120")
+    # The options took effect in the worker: its own artifacts dir, two replicates each.
+    assert (gated.path / "artifacts/V1/recent/seed-3-r2.json").is_file()
+    log = Path(str(record["log"])).read_text()
+    assert json.loads(log)["determinism"] is not None, log

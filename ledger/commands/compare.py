@@ -8,7 +8,6 @@ from pathlib import Path
 from ledger import output
 from ledger.baseline import baseline_rows, compare
 from ledger.context import open_context
-from ledger.errors import BadInput
 from ledger.model.ids import parse_version
 from ledger.render.markdown import fmt, gate_table, signed
 from ledger.render.metrics import metric_rows
@@ -50,7 +49,7 @@ def run_diff(cwd: Path, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     base = state.version(a)
     if base is None or state.version(b) is None:
         missing = a if base is None else b
-        raise BadInput(f"no version {missing!r} in {ctx.dir}/", "see 'git ledger status'")
+        raise state.no_version(missing)
     gates = sorted(
         {r.data.gate for r in state.results if r.data.version in (a, b)} & set(ctx.config.gates)
     )

@@ -30,7 +30,7 @@ def dry_run(cwd: Path, vid: str, as_json: bool) -> int:
     state = ctx.state()
     version = state.version(vid)
     if version is None:
-        raise BadInput(f"no version {vid!r} in {ctx.dir}/", "see 'git ledger status'")
+        raise state.no_version(vid)
     gates = evidence(state, vid)
     target = gates[0]
     verdicts = allowed(target, version.front.effect)
@@ -95,7 +95,7 @@ def run(
                     f"{vid}'s registration no longer parses or was withdrawn",
                     "register the next id",
                 )
-            raise BadInput(f"no version {vid!r} in {ctx.dir}/", "see 'git ledger status'")
+            raise state.no_version(vid)
         if version.front.void:
             raise Refused(f"{vid} is void ({version.front.void})", "register a new version")
         if version.concluded:

@@ -46,7 +46,7 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         after = concluded[-1].id
     parse_version(after, ctx.config.ledger.id_prefix)
     if state.version(after) is None:
-        raise BadInput(f"no version {after!r} in {ctx.dir}/", "see 'git ledger status'")
+        raise state.no_version(after)
     rid = f"REFLECTION_{after}"
     rel = f"{ctx.dir}/{rid}.md"
     path = workdir / rel

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
@@ -193,22 +193,33 @@ def version_document(state: LedgerState, snap: Snapshot, front: VersionFront) ->
     return Document(front=data, body=body.lstrip("\n")).render()
 
 
-def run(
-    cwd: Path,
-    requested: str | None,
-    *,
-    bet: str,
-    gate: str,
-    files: str,
-    falsifier: str,
-    subsystem: str | None,
-    parent: str | None,
-    noop_gates: str | None,
-    effect: float | None,
-    cites: str | None,
-    force: str | None,
-    as_json: bool,
-) -> int:
+@dataclass(frozen=True)
+class RegisterOptions:
+    """``git ledger register``'s options, named once: the CLI builds this from what it parsed."""
+
+    bet: str
+    gate: str
+    files: str
+    falsifier: str
+    step_id: str | None = None
+    subsystem: str | None = None
+    parent: str | None = None
+    noop_gates: str | None = None
+    effect: float | None = None
+    cites: str | None = None
+    force: str | None = None
+    as_json: bool = False
+
+
+def run(cwd: Path, options: RegisterOptions) -> int:
+    requested, bet, gate, falsifier = options.step_id, options.bet, options.gate, options.falsifier
+    files, noop_gates, subsystem, parent = (
+        options.files,
+        options.noop_gates,
+        options.subsystem,
+        options.parent,
+    )
+    effect, cites, force, as_json = options.effect, options.cites, options.force, options.as_json
     ctx = open_context(cwd)
     # Bad input is reported before any rule is consulted (exit 2 before exit 1).
     if requested is not None:

@@ -7,7 +7,8 @@ import math
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,47 +22,59 @@ from ledger.model.documents import load_json
 from ledger.model.ids import parse_version
 
 
-def run(
-    cwd: Path,
-    vid: str,
-    *,
-    gate: str | None,
-    seeds: str | None,
-    windows: str | None,
-    replicates: int,
-    jobs: int,
-    detach: bool,
-    out_dir: Path | None,
-    replace: str | None,
-    as_json: bool,
-    record_finished: bool = False,
-) -> int:
+@dataclass(frozen=True)
+class RunOptions:
+    """``git ledger run``'s options, named once: the CLI builds this from what it parsed."""
+
+    step_id: str
+    gate: str | None = None
+    seeds: str | None = None
+    windows: str | None = None
+    replicates: int = 1
+    jobs: int = 1
+    detach: bool = False
+    out_dir: Path | None = None
+    replace: str | None = None
+    record_finished: bool = False
+    as_json: bool = False
+
+
+def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
+    """Run (or, with ``--detach``, start) the gate's command per seed.
+
+    ``rerun`` is the command line ``run`` was given, as typed, less ``--detach``:
+    what a detached worker runs, so every option reaches it.
+    """
+    vid, gate, replicates, as_json = (
+        options.step_id,
+        options.gate,
+        options.replicates,
+        options.as_json,
+    )
     ctx = open_context(cwd)
     parse_version(vid, ctx.config.ledger.id_prefix)
     state = ctx.state()
     version = state.version(vid)
     if version is None:
-        raise BadInput(f"no version {vid!r} in {ctx.dir}/", "register it first")
-    if record_finished:
+        raise state.no_version(vid, "register it first")
+    if options.record_finished:
         return _record_finished(ctx, vid, as_json)
     if gate is None:
         raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
+    seeds = split_list(options.seeds)
     specs = runner.plan(
-        ctx, vid, gate, split_list(seeds), split_list(windows), replicates, out_dir, replace
+        ctx,
+        vid,
+        gate,
+        seeds,
+        split_list(options.windows),
+        replicates,
+        options.out_dir,
+        options.replace,
     )
-    if detach:
-        return _detach(
-            ctx.store.require_workdir(),
-            vid,
-            gate,
-            seeds,
-            windows,
-            replicates,
-            jobs,
-            out_dir,
-            replace,
-            as_json,
-        )
+    if options.detach:
+        return _detach(ctx, vid, gate, seeds, list(rerun), as_json)
+    jobs = options.jobs
     for spec in specs:
         if not as_json:
             output.say(f"{spec.label}: log {spec.log}")
@@ -217,39 +230,17 @@ def print_determinism(report: dict[str, Any]) -> None:
 
 
 def _detach(
-    top: Path,
-    vid: str,
-    gate: str,
-    seeds: str | None,
-    windows: str | None,
-    replicates: int,
-    jobs: int,
-    out_dir: Path | None,
-    replace: str | None,
-    as_json: bool,
+    ctx: Context, vid: str, gate: str, seeds: list[str], args: list[str], as_json: bool
 ) -> int:
-    """Start the same run in a background worker and return at once."""
-    # The installed program, isolated: the worker's cwd is the repository,
-    # where ``python -m ledger`` would import a ledger/ package from it.
-    args = launch.argv(
-        "-C",
-        str(top),
-        "run",
-        vid,
-        "--gate",
-        gate,
-        "--replicates",
-        str(replicates),
-        "--jobs",
-        str(jobs),
-        "--json",
-    )
-    args += ["--seeds", seeds] if seeds else ["--windows", windows or ""]
-    if out_dir is not None:
-        args += ["--out-dir", str(out_dir.absolute())]  # the worker starts at the top
-    if replace is not None:
-        args += ["--replace", replace]
-    ctx = open_context(top)
+    """Start the same run in a background worker and return at once.
+
+    The worker gets the same command line without ``--detach``, in the same
+    directory, so a relative ``--out-dir`` or any option added later means
+    there what it means here.
+    """
+    # The installed program, isolated: ``python -m ledger`` would import a
+    # ledger/ package from the repository.
+    args = launch.argv("run", *args, *([] if "--json" in args else ["--json"]))
     records = runner.RunRecords(ctx)
     records.dir.mkdir(parents=True, exist_ok=True)
     name = f"batch-{os.getpid()}-{int(time.time() * 1000)}"
@@ -257,7 +248,7 @@ def _detach(
     with open(log, "wb") as handle:
         proc = subprocess.Popen(
             args,
-            cwd=top,
+            cwd=Path.cwd(),
             stdout=handle,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -270,6 +261,7 @@ def _detach(
             "argv": args,
             "step": vid,
             "gate": gate,
+            "seeds": seeds,
             "label": f"{vid} {gate} (detached)",
             "log": str(log),
             "batch": True,

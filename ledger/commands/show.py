@@ -7,7 +7,7 @@ from typing import Any
 
 from ledger import output, readiness
 from ledger.context import open_context
-from ledger.errors import BadInput, LedgerError
+from ledger.errors import LedgerError
 from ledger.model.documents import decode_text, parse_document
 from ledger.model.entries import MatrixFront
 from ledger.model.ids import check_safe
@@ -20,7 +20,7 @@ from ledger.verdicts import evidence
 def version_data(state: LedgerState, vid: str, store: Store | None = None) -> dict[str, Any]:
     version = state.version(vid)
     if version is None:
-        raise BadInput(f"no version {vid!r} in {state.config.dir}/", "see 'git ledger status'")
+        raise state.no_version(vid)
     results = [
         {"path": r.path, **r.data.model_dump(mode="json")}
         for r in state.results

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ledger import gitcli, output
 from ledger.context import Context, open_context
-from ledger.errors import BadInput, LedgerError, Refused
+from ledger.errors import BadInput, Refused
 from ledger.mergeviews import configure_driver, regenerate, view_paths
 from ledger.model.documents import decode_text, parse_document
 from ledger.model.entries import VersionFront
@@ -66,9 +66,8 @@ def after_register(ctx: Context) -> None:
     if proc.returncode == 0:
         _mirror_witnesses(ctx, remote)
     if proc.returncode != 0:
-        last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else str(proc.returncode)
         output.warn(
-            f"registration committed locally but not pushed to {remote} ({last}); "
+            f"registration committed locally but not pushed to {remote} ({gitcli.reason(proc)}); "
             "run 'git ledger sync' to share it"
         )
 
@@ -78,6 +77,7 @@ def _remote_sha(ctx: Context, remote: str, branch: str) -> str | None:
         ["rev-parse", "-q", "--verify", f"refs/remotes/{remote}/{branch}^{{commit}}"],
         ctx.store.require_workdir(),
         check=False,
+        clean_env=True,
     )
     return proc.stdout.strip() or None
 
@@ -239,6 +239,159 @@ def _regenerate_views(ctx: Context) -> str | None:
     return commit_id
 
 
+def _fetch(ctx: Context, remote: str, branch: str) -> str | None:
+    """Fetch the remote's branch and witnesses; the remote's tip (None: no such branch).
+
+    Decided by exit codes, never by git's English: ``ls-remote --exit-code``
+    exits 2 when the branch does not exist there; a fetch that fails after that
+    is a rewrite when the remote's tip no longer contains what we last saw of it.
+    """
+    workdir = ctx.store.require_workdir()
+    listed = gitcli.run(
+        ["ls-remote", "--exit-code", remote, f"refs/heads/{branch}"],
+        workdir,
+        check=False,
+        clean_env=True,
+        timeout=300,
+    )
+    if listed.returncode not in (0, 2):
+        raise Refused(
+            f"cannot read {remote}: {gitcli.reason(listed)}",
+            f"check it with: git ls-remote {remote}",
+        )
+    exists = listed.returncode == 0
+    known = _remote_sha(ctx, remote, branch)
+    # No '+' on the branch: a remote branch that was rewritten (force-pushed) is
+    # refused by git itself and the tracking ref keeps what we saw, so a rerun
+    # refuses too.
+    refspecs = [f"refs/heads/{branch}:refs/remotes/{remote}/{branch}"] if exists else []
+    fetch = gitcli.run(
+        [
+            "fetch",
+            "--no-progress",
+            remote,
+            *refspecs,
+            f"+{WITNESS}*:{REMOTE_WITNESS}{remote}/witness/*",
+        ],
+        workdir,
+        check=False,
+        clean_env=True,
+        timeout=300,
+    )
+    if fetch.returncode != 0:
+        tip = listed.stdout.split("\t", 1)[0].strip() if exists else ""
+        if known and tip and ctx.store.has_commit(tip) and not ctx.store.is_ancestor(known, tip):
+            raise Refused(
+                f"{remote}/{branch} was rewritten (force-pushed): {known[:10]}, which "
+                "it had published, is no longer in its history; a rewrite is never merged",
+                f"restore the remote's history (git push {remote} "
+                f"{known[:10]}:refs/heads/{branch} after checking it), then sync",
+            )
+        raise Refused(
+            f"git fetch {remote} failed: {gitcli.reason(fetch)}",
+            f"check it with: git fetch {remote}",
+        )
+    return _remote_sha(ctx, remote, branch) if exists else None
+
+
+def _remote_tip(ctx: Context, remote: str, branch: str) -> str | None:
+    """Where the remote's branch is now (None: absent, or the remote cannot be read)."""
+    listed = gitcli.run(
+        ["ls-remote", "--exit-code", remote, f"refs/heads/{branch}"],
+        ctx.store.require_workdir(),
+        check=False,
+        clean_env=True,
+        timeout=300,
+    )
+    return listed.stdout.split("\t", 1)[0].strip() or None if listed.returncode == 0 else None
+
+
+def _merge(ctx: Context, remote: str, branch: str, theirs: str) -> None:
+    workdir = ctx.store.require_workdir()
+    merged = gitcli.run(
+        [
+            "merge",
+            "--no-edit",
+            "--quiet",
+            "-m",
+            f"chore(ledger): sync with {remote}/{branch}",
+            theirs,
+        ],
+        workdir,
+        check=False,
+        clean_env=True,
+    )
+    if merged.returncode == 0:
+        return
+    unmerged = gitcli.output(
+        ["diff", "--name-only", "-z", "--diff-filter=U"], workdir, clean_env=True
+    ).split("\0")
+    conflicts = [path for path in unmerged if path]
+    gitcli.run(["merge", "--abort"], workdir, check=False, clean_env=True)
+    if conflicts:
+        raise Refused(
+            f"merging {remote}/{branch} left conflicts outside generated views: "
+            + ", ".join(conflicts[:5]),
+            f"merge by hand: git merge {remote}/{branch}",
+        )
+    raise Refused(
+        f"git could not merge {remote}/{branch}: {gitcli.reason(merged)}",
+        f"merge by hand: git merge {remote}/{branch}",
+    )
+
+
+def _push(ctx: Context, remote: str, branch: str, theirs: str | None) -> bool:
+    """Push the branch and witnesses atomically; False when another machine won the race.
+
+    ``--porcelain`` gives one line per ref on stdout, ``FLAG\tFROM:TO\tSUMMARY
+    (REASON)``, with ``!`` for a ref the remote did not take. Whether that was a
+    race is decided by the remote's state, not by the reason's words: the
+    branch no longer where we leased it (``ls-remote``) means another machine
+    pushed first (git says "stale info", "fetch first", or, when it moved
+    between the ref advertisement and the update, "failed to update ref").
+    Any other refusal (a hook, a protected branch, a witness that exists with
+    another commit) is shown with the remote's reason and its hook's output.
+    """
+    lease = f"--force-with-lease=refs/heads/{branch}:{theirs or ''}"
+    witnesses = [f"{name}:{name}" for name in ctx.store.refs(WITNESS)]
+    push = gitcli.run(
+        ["push", "--porcelain", "--atomic", lease, remote, f"HEAD:refs/heads/{branch}", *witnesses],
+        ctx.store.require_workdir(),
+        check=False,
+        clean_env=True,
+        timeout=300,
+    )
+    if push.returncode == 0:
+        return True
+    refused: list[tuple[str, str]] = []
+    for line in push.stdout.splitlines():
+        flag, _, rest = line.partition("\t")
+        if flag != "!":
+            continue
+        ref, _, summary = rest.partition("\t")
+        why = summary[summary.find("(") + 1 : summary.rfind(")")] if "(" in summary else summary
+        if why != "atomic push failed":  # the others' echo of the one that failed
+            refused.append((ref.rpartition(":")[2], why))
+    if refused and _remote_tip(ctx, remote, branch) != theirs:
+        return False
+    said = [
+        line[len("remote:") :].strip()
+        for line in push.stderr.splitlines()
+        if line.startswith("remote:") and line[len("remote:") :].strip()
+    ]
+    if refused:
+        reasons = "; ".join(f"{ref}: {why}" for ref, why in refused)
+        hook = f" — {'; '.join(said[-5:])}" if said else ""
+        raise Refused(f"{remote} refused the push ({reasons}){hook}", "git ledger verify")
+    # Nothing reached the remote (a local pre-push hook, a connection): git's
+    # and the hook's own lines are the reason.
+    lines = [line.strip() for line in push.stderr.splitlines() if line.strip()]
+    raise Refused(
+        f"git push {remote} failed: {'; '.join(lines[-5:]) or gitcli.reason(push)}",
+        f"check it with: git push {remote}",
+    )
+
+
 def run(cwd: Path, remote: str | None, as_json: bool) -> int:
     ctx = open_context(cwd)
     workdir = ctx.store.require_workdir()
@@ -249,7 +402,7 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
         )
     if remote not in gitcli.remotes(workdir):
         raise BadInput(f"no remote named {remote!r}", "see 'git remote -v'")
-    staged = gitcli.run(["diff", "--cached", "--quiet"], workdir, check=False)
+    staged = gitcli.run(["diff", "--cached", "--quiet"], workdir, check=False, clean_env=True)
     if staged.returncode == 1:  # a merge would refuse, or carry them into its commit
         raise BadInput(
             "there are staged changes; sync merges and must start from a clean index",
@@ -260,36 +413,7 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
     notes: list[str] = []
     rounds = 0
     for rounds in range(1, ctx.config.sync.max_rounds + 1):
-        known = _remote_sha(ctx, remote, branch)
-        # No '+': a remote branch that was rewritten (force-pushed) is refused by
-        # git itself and the tracking ref keeps what we saw, so a rerun refuses too.
-        fetch = gitcli.run(
-            [
-                "fetch",  # not --quiet: git says "non-fast-forward" on stderr only without it
-                "--no-progress",
-                remote,
-                f"refs/heads/{branch}:refs/remotes/{remote}/{branch}",
-                f"+{WITNESS}*:{REMOTE_WITNESS}{remote}/witness/*",
-            ],
-            workdir,
-            check=False,
-            clean_env=True,
-            timeout=300,
-        )
-        if fetch.returncode != 0 and (
-            "non-fast-forward" in fetch.stderr or "rejected" in fetch.stderr
-        ):
-            raise Refused(
-                f"{remote}/{branch} was rewritten (force-pushed): {(known or '')[:10]}, which "
-                "it had published, is no longer in its history; a rewrite is never merged",
-                f"restore the remote's history (git push {remote} "
-                f"{(known or 'SHA')[:10]}:refs/heads/{branch} after checking it), then sync",
-            )
-        theirs = _remote_sha(ctx, remote, branch) if fetch.returncode == 0 else None
-        if fetch.returncode != 0 and "couldn't find remote ref" not in fetch.stderr:
-            raise LedgerError(
-                f"git fetch {remote} failed: {fetch.stderr.strip().splitlines()[-1:]}"
-            )
+        theirs = _fetch(ctx, remote, branch)
         ours = ctx.store.resolve(None)
         if theirs and ours and not ctx.store.is_ancestor(theirs, ours):
             if not ctx.store.is_ancestor(ours, theirs):
@@ -297,69 +421,26 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
                 ours = ctx.store.resolve(None)
             _check_arriving(ctx, theirs, ours)
             if ours is not None and ctx.store.is_ancestor(ours, theirs):
-                gitcli.run(["merge", "--quiet", "--ff-only", theirs], workdir, clean_env=True)
-            else:
-                merged = gitcli.run(
-                    [
-                        "merge",
-                        "--no-edit",
-                        "--quiet",
-                        "-m",
-                        f"chore(ledger): sync with {remote}/{branch}",
-                        theirs,
-                    ],
-                    workdir,
-                    check=False,
-                    clean_env=True,
+                forward = gitcli.run(
+                    ["merge", "--quiet", "--ff-only", theirs], workdir, check=False, clean_env=True
                 )
-                if merged.returncode != 0:
-                    gitcli.run(["merge", "--abort"], workdir, check=False)
+                if forward.returncode != 0:  # e.g. an untracked file where theirs adds one
                     raise Refused(
-                        f"merging {remote}/{branch} left conflicts outside generated views",
-                        f"merge by hand: git merge {remote}/{branch}",
+                        f"git could not fast-forward to {remote}/{branch}: "
+                        f"{gitcli.reason(forward)}",
+                        f"fix what git names, then sync (or: git merge --ff-only {remote}/{branch})",
                     )
+            else:
+                _merge(ctx, remote, branch, theirs)
             problems = verify(ctx)
             if problems and _regenerate_views(ctx):
                 problems = verify(ctx)
             if problems:
                 raise Refused("after the merge: " + "; ".join(problems[:3]), "git ledger status")
         _adopt_witnesses(ctx, remote)
-        lease = f"--force-with-lease=refs/heads/{branch}:{theirs or ''}"
-        witnesses = [f"{name}:{name}" for name in ctx.store.refs(WITNESS)]
-        push = gitcli.run(
-            [
-                "push",
-                "--atomic",
-                "--quiet",
-                lease,
-                remote,
-                f"HEAD:refs/heads/{branch}",
-                *witnesses,
-            ],
-            workdir,
-            check=False,
-            clean_env=True,
-            timeout=300,
-        )
-        if push.returncode == 0:
+        if _push(ctx, remote, branch, theirs):
             _mirror_witnesses(ctx, remote)
             break
-        refused = [
-            line.strip().removeprefix("remote:").strip()
-            for line in push.stderr.splitlines()
-            if "git-ledger" in line and "refused" in line
-        ]
-        if refused or "hook declined" in push.stderr:
-            reason = "; ".join(refused) or push.stderr.strip().splitlines()[-1]
-            raise Refused(
-                f"the push to {remote} was refused by a hook: {reason}", "git ledger verify"
-            )
-        if (
-            "stale info" not in push.stderr
-            and "rejected" not in push.stderr
-            and "fetch first" not in push.stderr
-        ):
-            raise LedgerError(f"git push {remote} failed: {push.stderr.strip().splitlines()[-1:]}")
         time.sleep(min(2.0, 0.05 * 2**rounds) * random.uniform(0.5, 1.5))  # noqa: S311 - jitter, not crypto
     else:
         raise Refused(

@@ -44,7 +44,7 @@ def run(cwd: Path, vid: str, reason: str, as_json: bool) -> int:
         state = ctx.state(snap)
         version = state.version(vid)
         if version is None:
-            raise BadInput(f"no version {vid!r} in {ctx.dir}/", "see 'git ledger status'")
+            raise state.no_version(vid)
         if version.front.void:
             raise Refused(f"{vid} is already void ({version.front.void})")
         path = version.path

@@ -62,7 +62,8 @@ def decode_text(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> st
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", None)
 
 
-def load_yaml(text: str, where: str) -> Any:
+def load_yaml(text: str, where: str, first_line: int = 1) -> Any:
+    """YAML ``text`` that starts on line ``first_line`` of the file ``where``."""
     if _FAST_LOADER is not None and "&" not in text and "*" not in text:
         try:
             return yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - libyaml's SafeLoader
@@ -72,8 +73,10 @@ def load_yaml(text: str, where: str) -> Any:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        mark = getattr(exc, "problem_mark", None)
-        at = f" (line {mark.line + 1})" if mark is not None else ""
+        # The first line of the message is the context ("while parsing a flow
+        # sequence") when there is one: its line is the one to name.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + first_line})" if mark is not None else ""
         raise BadInput(f"{where}: invalid YAML front matter{at}: {reason}") from None
 
 
@@ -122,7 +125,7 @@ def parse_document(text: str, where: str) -> Document:
     if end < 0:
         raise BadInput(f"{where}: front matter is not closed", "add a line '---' after it")
     raw = text[len(FENCE) : end + 1]
-    front = load_yaml(raw, where)
+    front = load_yaml(raw, where, first_line=2)  # line 1 is the opening fence
     if front is None:
         front = {}
     if not isinstance(front, dict) or not all(isinstance(k, str) for k in front):
