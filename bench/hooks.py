@@ -30,10 +30,6 @@ def main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def _commit_times(box: Sandbox, path: str, rounds: int, hooks: bool, message: str) -> list[float]:
     times = []
     for i in range(rounds):
@@ -110,3 +106,7 @@ def compare_with_pre_commit(
         f"{verdict(ratio, NOOP_TARGET)}",
         flush=True,
     )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
