@@ -43,16 +43,18 @@ import hashlib
 import json
 import os
 import re
+import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger import gitcli
 from ledger.cache import EntryCache
 from ledger.commitrules import DEFAULT_FREE_PATHS, is_free
 from ledger.errors import BadInput, LedgerError, Refused
 from ledger.model.entries import REGISTERED_KEYS
 from ledger.state import classify, parse_entry
-from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, Store
+from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, Store, parse_trailers
 
 WITNESS = "refs/ledger/witness/"
 REMOTE_WITNESS = "refs/ledger/remotes/"
@@ -158,8 +160,15 @@ class _Replay:
         self._config_tables: dict[str, dict[str, str]] = {}
         self._diffs: dict[str, list[tuple[str, str | None, str | None]]] = {}
         self.marks: dict[str, dict[str, list[list[str]]]] = {}
+        self._snap: Any = None
 
     # --- helpers ------------------------------------------------------------
+
+    def read_blob(self, blob: str) -> bytes:
+        if self._snap is None:
+            self._snap = self.store.snapshot()
+        data: bytes = self._snap.read_blob(blob)
+        return data
 
     def key(self) -> str:
         text = json.dumps(
@@ -189,7 +198,7 @@ class _Replay:
         parsed = self.entries.get(key)
         if parsed is None:
             try:
-                data = self.store.snapshot().read_blob(blob)
+                data = self.read_blob(blob)
                 parsed = parse_entry(kind, data, path)
             except LedgerError as exc:
                 parsed = {"error": exc.message}
@@ -225,7 +234,7 @@ class _Replay:
         if blob in self._config_tables:
             return self._config_tables[blob]
         try:
-            data = tomllib.loads(self.store.snapshot().read_blob(blob).decode("utf-8"))
+            data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
             data = {"unreadable": blob}
         if self.config_file == "pyproject.toml":
@@ -470,8 +479,9 @@ class _Replay:
                     f"git ledger void {vid} --reason ...",
                     vid,
                 )
-            snap = self.store.snapshot(c.id)
-            if snap.is_tree(f"{self.dir}/results/{vid}") and current is not None:
+            if current is not None and self.store.snapshot(c.id).is_tree(
+                f"{self.dir}/results/{vid}"
+            ):
                 self.finding(
                     c,
                     f"{self.dir}/results/{vid}",
@@ -578,7 +588,7 @@ class _Replay:
                 and reverted.trailer(TRAILER_TRANSITION) in RESULT_KINDS
                 and (path, None, old) in self.diff(reverted)
             ):
-                self.note(c, "withdrawn", vid, path, f"withdrawn: {c.subject}")
+                self.note(c, "withdrawn", vid, path, f"withdrawn: {withdrawn_reason(c.message)}")
                 return
             # Pending: a finding unless the same bytes come back before its verdict.
             state.setdefault("del", {})[path] = [c.id, old, vid]
@@ -704,6 +714,41 @@ class _Replay:
         return state
 
 
+def withdrawn_reason(message: str) -> str:
+    """Why a ``git revert`` withdrew what it undid: the revert's own words.
+
+    The body a user wrote (``git revert -e``, or ``-m`` text) without git's
+    "This reverts commit ..." line and trailers; git's subject when there is none.
+    """
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", message.strip()) if p.strip()]
+    subject = paragraphs[0].splitlines()[0] if paragraphs else ""
+    body = paragraphs[1:]
+    if body and parse_trailers(message):
+        body = body[:-1]  # the trailers
+    kept = [
+        " ".join(line.strip() for line in p.splitlines())
+        for p in body
+        if not _REVERTS.search(p)
+    ]
+    return " ".join(kept) if kept else subject
+
+
+def history_notes(store: Store, config: Any, config_file: str) -> list[dict[str, str]]:
+    """verify's notes for HEAD (withdrawn, replaced, config, void, restored), shown forever
+    by log, show and the reports; none when history cannot be verified (a shallow clone)."""
+    from ledger import verifycache
+
+    tip = store.resolve(None)
+    if tip is None:
+        return []
+    if verifycache.load(str(store.ledger_state_dir), str(store.common_dir), tip) is not None:
+        return verifycache.load_notes(str(store.ledger_state_dir))
+    try:
+        return [n.as_json() for n in verify(store, config, config_file, tip).notes]
+    except LedgerError:
+        return []
+
+
 def deleted_finding(pending: list[str]) -> tuple[str, str, str, str]:
     """(commit, rule, message, fix) for a result deleted in ``pending[0]``."""
     commit, _blob, vid = pending
@@ -715,6 +760,12 @@ def deleted_finding(pending: list[str]) -> tuple[str, str, str, str]:
         f"restore it (git revert {commit[:10]}); a result is withdrawn only by 'git revert' "
         "of its record commit",
     )
+
+
+def _outside(logged: list[tuple[CommitInfo, Any]]) -> set[str]:
+    """Parents of the logged commits that are not themselves logged."""
+    ids = {c.id for c, _changes in logged}
+    return {p for c, _changes in logged for p in c.parents if p not in ids}
 
 
 def _empty() -> dict[str, Any]:
@@ -743,6 +794,74 @@ def _save_cache(path: str, data: dict[str, Any]) -> None:
         pass  # a cache that cannot be written only costs time
 
 
+_LOG_FORMAT = "%H %P%x00%an <%ae>%x00%ct%x00%B"
+
+
+def log_changes(
+    store: Store, tip: str, hide: list[str]
+) -> list[tuple[CommitInfo, list[tuple[str, str | None, str | None]] | None]]:
+    """Commits reachable from ``tip`` but not from ``hide``, parents first, each with
+    its changes against its first parent (None for a merge), from one ``git log``.
+
+    git's own tree diff is an order of magnitude cheaper than one libgit2 diff per
+    commit, and a cold replay of a long ledger is mostly this walk.
+    """
+    args = [
+        "git",
+        f"--git-dir={store.git_dir}",
+        "log",
+        "-z",
+        "--raw",
+        "--no-renames",
+        "--no-abbrev",
+        "--diff-merges=off",
+        "--root",
+        "--topo-order",
+        "--reverse",
+        f"--format={_LOG_FORMAT}",
+        tip,
+        *(f"^{h}" for h in hide),
+        "--",
+    ]
+    try:
+        proc = subprocess.run(args, capture_output=True, check=False, env=gitcli.git_env())
+    except FileNotFoundError:
+        raise BadInput("the git program is not on PATH", "install git") from None
+    if proc.returncode != 0:
+        text = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BadInput(
+            f"history is incomplete: {text[-1] if text else proc.returncode}",
+            "fetch the missing objects (git fetch --unshallow, or a full clone)",
+        )
+    tokens = proc.stdout.split(b"\0")
+    out: list[tuple[CommitInfo, list[tuple[str, str | None, str | None]] | None]] = []
+    zero = "0" * 40
+    i = 0
+    while i + 3 < len(tokens):
+        ids = tokens[i].decode().split()
+        author = tokens[i + 1].decode("utf-8", "replace")
+        when = int(tokens[i + 2] or b"0")
+        message = tokens[i + 3].decode("utf-8", "replace")
+        i += 4
+        changes: list[tuple[str, str | None, str | None]] = []
+        while i + 1 < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
+            meta = tokens[i].lstrip(b"\n").decode().split()
+            path = tokens[i + 1].decode("utf-8", "surrogateescape")
+            old, new = meta[2], meta[3]
+            changes.append((path, None if old == zero else old, None if new == zero else new))
+            i += 2
+        info = CommitInfo(
+            id=ids[0],
+            parents=tuple(ids[1:]),
+            message=message,
+            time=when,
+            author=author,
+            trailers=parse_trailers(message),
+        )
+        out.append((info, changes if len(info.parents) < 2 else None))
+    return out
+
+
 def replay(
     store: Store, config: Any, config_file: str, tip: str
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -760,19 +879,21 @@ def replay(
     if tip in tips:
         return tips[tip], r.marks
     anchors = [t for t in tips if store.has_commit(t) and store.is_ancestor(t, tip)]
-    todo = store.walk_new(tip, anchors)
+    logged = log_changes(store, tip, anchors)
     states: dict[str, dict[str, Any]] = {a: tips[a] for a in anchors}
+    if any(p not in states for p in _outside(logged)):
+        # A parent hidden by an anchor but not itself cached: replay from the root.
+        logged = log_changes(store, tip, [])
+        states = {}
+    todo = [c for c, _changes in logged]
+    for c, changes in logged:
+        if changes is not None:
+            r._diffs[c.id] = changes
+        r.marks.pop(c.id, None)  # replayed again: its marks are made afresh
     needs: dict[str, int] = {}
     for c in todo:
         for p in c.parents:
             needs[p] = needs.get(p, 0) + 1
-    if any(p not in states and p not in {c.id for c in todo} for c in todo for p in c.parents):
-        # A parent hidden by an anchor but not itself cached: replay from the root.
-        todo = store.walk_new(tip, [])
-        states, needs = {}, {}
-        for c in todo:
-            for p in c.parents:
-                needs[p] = needs.get(p, 0) + 1
     for c in todo:
         parents = []
         for p in c.parents:

@@ -54,7 +54,19 @@ def decode_text(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> st
         raise BadInput(f"{where}: not valid UTF-8 (byte {exc.start})") from None
 
 
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
 def load_yaml(text: str, where: str) -> Any:
+    if _FAST_LOADER is not None and "&" not in text and "*" not in text:
+        # No '&' or '*': no anchor or alias can be in it, so libyaml's safe loader reads
+        # it as the pure-Python one would, many times faster (verify replays every
+        # entry of a long ledger). Whatever it refuses is read again below for the
+        # message; libyaml caps nesting itself, so deep nesting is an error, not a crash.
+        try:
+            return yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - the safe C loader
+        except (yaml.YAMLError, RecursionError):
+            pass
     try:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
