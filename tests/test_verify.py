@@ -45,6 +45,35 @@ def test_whole_revert_of_a_record_is_accepted_and_shown_as_withdrawn(loop: Repo)
     loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "more", "--override", "n=2")
 
 
+def test_withdrawn_shows_with_its_reason_in_log_show_and_reports_forever(loop: Repo) -> None:
+    record = loop.git("log", "-1", "--format=%H", "--", SEED1).strip()
+    reason = "the GPU was throttled during this seed"
+    loop.git("revert", "--no-edit", record)
+    loop.git(
+        "commit",
+        "-q",
+        "--amend",
+        "--no-verify",
+        "-m",
+        f"Revert seed 1\n\n{reason}\n\nThis reverts commit {record}.",
+    )
+    shown = f"withdrawn: {reason}"
+    rows = loop.run("log", "--json").json()
+    assert rows[0]["withdrawn"] == reason and rows[0]["reverts"] == record
+    assert shown in loop.run("log").out
+    assert shown in loop.run("show", "V1").out
+    assert any(shown in n["text"] for n in loop.run("show", "V1", "--json").json()["history"])
+    # ... and still, later: the loop goes on, V1 concludes, V2 is registered.
+    loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "more", "--override", "n=2")
+    assert register(loop).code == 0
+    for fmt in ("md", "html", "json"):
+        report = loop.run("report", "--format", fmt)
+        assert report.code == 0, report.err
+        assert shown in report.out and SEED1 in report.out, fmt
+    assert shown in loop.run("show", "V1").out
+    assert any(r.get("withdrawn") == reason for r in loop.run("log", "--json").json())
+
+
 def test_record_replace_is_accepted_and_shown(loop: Repo, tmp_path: Path) -> None:
     new = tmp_path / "again.json"
     new.write_text(json.dumps({"score": 10.5}))

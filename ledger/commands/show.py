@@ -161,6 +161,7 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
         return 0
     data = version_data(state, vid, ctx.store)
     data["determinism"] = _determinism(ctx.store.snapshot(), state, vid)
+    data["history"] = history_of(ctx, vid)
     if as_json:
         output.emit_json(data)
         return 0
@@ -219,7 +220,22 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
         )
     if data["conclusion"]:
         output.say(f"  next: {data['conclusion']['next']}")
+    for note in data["history"]:
+        output.say(f"  {note['text']} ({note['path'] or note['step']}, {note['commit'][:10]})")
     return 0
+
+
+def history_of(ctx: Any, vid: str) -> list[dict[str, str]]:
+    """What history says of ``vid`` beyond its entries, forever: results withdrawn by a
+    whole revert, replaced results, a void (verify's notes)."""
+    from ledger.verify import history_notes
+
+    out = []
+    for note in history_notes(ctx.store, ctx.config, ctx.config_file):
+        if note["step"] == vid or note["step"].split(".")[0] == vid:
+            text = note["text"] if note["kind"] != "void" else f"void: {note['text']}"
+            out.append({**note, "text": text})
+    return out
 
 
 def _determinism(snap: Snapshot, state: LedgerState, vid: str) -> list[dict[str, Any]]:
