@@ -911,15 +911,20 @@ def log_changes(
     return out
 
 
-def replay(
-    store: Store, config: Any, config_file: str, tip: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(state at ``tip``, per-commit marks), from the cache plus the new commits."""
+def require_full(store: Store) -> None:
+    """Exit 2 in a shallow clone: the history that proves the ledger is not there."""
     if store.is_shallow():
         raise BadInput(
             "cannot verify a shallow clone: the history that proves the ledger is missing",
             "git fetch --unshallow",
         )
+
+
+def replay(
+    store: Store, config: Any, config_file: str, tip: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(state at ``tip``, per-commit marks), from the cache plus the new commits."""
+    require_full(store)
     r = _Replay(store, config, config_file)
     cache_path = str(store.ledger_state_dir / CACHE_FILE)
     cache = _load_cache(cache_path, r.key())
@@ -1106,7 +1111,8 @@ def frozen_config(ctx: Any, state: Any, registration: str) -> Any:
 
     from ledger.context import load_config
 
-    loaded = load_config(ctx.store, ctx.store.snapshot(registration))
+    store = getattr(ctx, "store", ctx)  # a context or the store itself
+    loaded = load_config(store, store.snapshot(registration))
     if loaded is None:
         return state
     then, _ = loaded

@@ -29,8 +29,9 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
     conclusion = version.front.conclusion
     if conclusion is not None:
         evidence_rows = [g.model_dump(mode="json") for g in conclusion.gates]
-    else:  # the targeted gate first, as conclude will see it
-        evidence_rows = [g.model_dump(mode="json") for g in evidence(state, vid)]
+    else:  # the targeted gate first, as conclude will see it (under its frozen config)
+        frozen = _frozen(store, state, vid) if store is not None else state
+        evidence_rows = [g.model_dump(mode="json") for g in evidence(frozen, vid)]
     reflection = state.reflection_for(vid)
     flags = _flags(store, state, vid) if store is not None else None
     from ledger.render.metrics import metric_rows
@@ -58,6 +59,20 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
         if flags
         else {"dirty": [], "before_code": []},
     }
+
+
+def _frozen(store: Store, state: LedgerState, vid: str) -> LedgerState:
+    """``state`` with the verdict-affecting configuration in force at ``vid``'s
+    registration (invariant 4): what conclude will use."""
+    from ledger.history import check_registration
+    from ledger.verify import frozen_config
+
+    try:
+        registration = check_registration(store, state.config.dir, vid).commit
+    except LedgerError:
+        return state
+    frozen: LedgerState = frozen_config(store, state, registration)
+    return frozen
 
 
 def _flags(store: Store, state: LedgerState, vid: str) -> readiness.Flags:

@@ -65,10 +65,11 @@ def run(cwd: Path, rev_range: str | None, as_json: bool) -> int:
         if cached is not None:
             return _print(*cached, as_json)
     from ledger.context import open_context
-    from ledger.verify import verify
+    from ledger.verify import require_full, verify
 
     ctx = open_context(cwd)
     store = ctx.store
+    require_full(store)  # before a range is resolved: its commits may be cut off
     tip: str | None = None
     since: list[str] = []
     if rev_range:
