@@ -51,11 +51,14 @@ from typing import Any
 
 from ledger import gitcli
 from ledger.cache import EntryCache
+from ledger.commitinfo import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, parse_trailers
 from ledger.commitrules import DEFAULT_FREE_PATHS, glob_match, is_free
+from ledger.entrykind import classify
 from ledger.errors import BadInput, LedgerError, Refused
-from ledger.model.entries import REGISTERED_KEYS
-from ledger.state import classify, parse_entry
-from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, Store, parse_trailers
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
+if TYPE_CHECKING:
+    from ledger.store import Store
 
 WITNESS = "refs/ledger/witness/"
 REMOTE_WITNESS = "refs/ledger/remotes/"
@@ -195,6 +198,8 @@ class _Replay:
         key = f"{kind}:{blob}"
         parsed = self.entries.get(key)
         if parsed is None:
+            from ledger.state import parse_entry  # pydantic: only for an entry not cached
+
             try:
                 data = self.read_blob(blob)
                 parsed = parse_entry(kind, data, path)
@@ -211,6 +216,8 @@ class _Replay:
         """(hash of the frozen part, hash of the conclusion part) of a version or matrix."""
         model = parsed["model"]
         if kind == "version":
+            from ledger.model.entries import REGISTERED_KEYS
+
             frozen: Any = [{k: model.get(k) for k in REGISTERED_KEYS}, parsed.get("hypothesis")]
             closing: Any = [model.get("conclusion"), model.get("void")]
         else:
@@ -837,7 +844,7 @@ def _save_cache(path: str, data: dict[str, Any]) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
+            handle.write(json.dumps(data, separators=(",", ":")))  # one C call, not chunks
         os.replace(tmp, path)
     except OSError:
         pass  # a cache that cannot be written only costs time
@@ -847,7 +854,7 @@ _LOG_FORMAT = "%H %P%x00%an <%ae>%x00%ct%x00%B"
 
 
 def log_changes(
-    store: Store, tip: str, hide: list[str]
+    store: Any, tip: str, hide: list[str], limit: int | None = None
 ) -> list[tuple[CommitInfo, list[tuple[str, str | None, str | None]] | None]]:
     """Commits reachable from ``tip`` but not from ``hide``, parents first, each with
     its changes against its first parent (None for a merge), from one ``git log``.
@@ -868,6 +875,7 @@ def log_changes(
         "--topo-order",
         "--reverse",
         f"--format={_LOG_FORMAT}",
+        *([f"-{limit}"] if limit else []),
         tip,
         *(f"^{h}" for h in hide),
         "--",
@@ -911,6 +919,11 @@ def log_changes(
     return out
 
 
+class NeedsFull(Exception):
+    """The light history reader (:mod:`ledger.historygit`) met what only a full replay
+    with the validated configuration may do: no cached state to build on."""
+
+
 def require_full(store: Store) -> None:
     """Exit 2 in a shallow clone: the history that proves the ledger is not there."""
     if store.is_shallow():
@@ -932,10 +945,26 @@ def replay(
     r.marks = cache["marks"]
     if tip in tips:
         return tips[tip], r.marks
-    anchors = [t for t in tips if store.has_commit(t) and store.is_ancestor(t, tip)]
-    logged = log_changes(store, tip, anchors)
+    light = bool(getattr(store, "light", False))
+    if light:
+        # The newest cached tip, unchecked: if HEAD does not descend from it, the walk
+        # meets a parent that is not cached (or nothing at all) and the full replay runs.
+        anchors = list(tips)[-1:]
+        if not anchors:
+            raise NeedsFull(tip)
+        try:
+            logged = log_changes(store, tip, anchors)
+        except BadInput:
+            raise NeedsFull(tip) from None
+        if not logged:
+            raise NeedsFull(tip)
+    else:
+        anchors = [t for t in tips if store.has_commit(t) and store.is_ancestor(t, tip)]
+        logged = log_changes(store, tip, anchors)
     states: dict[str, dict[str, Any]] = {a: tips[a] for a in anchors}
     if any(p not in states for p in _outside(logged)):
+        if light:
+            raise NeedsFull(tip)
         # A parent hidden by an anchor but not itself cached: replay from the root.
         logged = log_changes(store, tip, [])
         states = {}
@@ -948,12 +977,13 @@ def replay(
     for c in todo:
         for p in c.parents:
             needs[p] = needs.get(p, 0) + 1
+    kept = set(tips) - set(anchors)  # anchors are superseded by the new tip (below)
     for c in todo:
         parents = []
         for p in c.parents:
             needs[p] -= 1
             st = states[p]
-            if needs[p] == 0 and p not in tips:
+            if needs[p] == 0 and p not in kept:  # the last child takes it over, uncopied
                 del states[p]
                 parents.append(st)
             else:
@@ -967,6 +997,10 @@ def replay(
             state["marks"].append(c.id)
         states[c.id] = state
     final = states[tip]
+    for anchor in anchors:
+        # An ancestor's state is superseded by its descendant's (and the cache stays one
+        # state long while HEAD moves forward); tips of other branches are kept.
+        tips.pop(anchor, None)
     tips[tip] = final
     for old in list(tips)[:-KEEP_TIPS]:
         del tips[old]
@@ -1035,16 +1069,21 @@ def verify(
 
 def witness_findings(store: Store, versions: dict[str, VState], hidden: set[str]) -> list[Finding]:
     found = []
-    local = store.refs(WITNESS)
-    remote = store.refs(REMOTE_WITNESS)
-    for vid, (reg, _frozen, _blob, flags) in sorted(versions.items()):
+    # Each witness ref once (local, then every remote's copy): not each version.
+    by_id: dict[str, list[tuple[str, str]]] = {}
+    for name, target in store.refs(WITNESS).items():
+        by_id.setdefault(name[len(WITNESS) :], []).append((name, target))
+    for name, target in store.refs(REMOTE_WITNESS).items():
+        _remote, marker, vid = name[len(REMOTE_WITNESS) :].partition("/witness/")
+        if marker:
+            by_id.setdefault(vid, []).append((name, target))
+    for vid in sorted(by_id):
+        if vid not in versions:
+            continue
+        reg, _frozen, _blob, flags = versions[vid]
         if "g" in flags or "x" in flags or reg in hidden:
             continue
-        named = []
-        if f"{WITNESS}{vid}" in local:
-            named.append((f"{WITNESS}{vid}", local[f"{WITNESS}{vid}"]))
-        named += [(n, t) for n, t in remote.items() if n.endswith(f"/witness/{vid}")]
-        for name, target in named:
+        for name, target in by_id[vid]:
             if target != reg:
                 found.append(
                     Finding(
