@@ -325,3 +325,34 @@ def test_hook_fast_path_free_paths_match_the_configured_defaults() -> None:
     assert glob_match(".github/workflows/ci.yml", ".github/**")
     assert not glob_match("src/docs/x.py", "docs/**") and glob_match("LICENSE.txt", "LICENSE*")
     assert not is_free("src/model.py", DEFAULT_FREE_PATHS)
+
+
+def test_incremental_verify_agrees_with_a_full_replay_and_stays_light(loop: Repo) -> None:
+    """After new commits, verify builds on its cached state through git alone (no pygit2,
+    no pydantic unless a new entry must be parsed); what it says is what a full replay
+    from the root says."""
+    from tests.test_tamper import SCENARIOS
+
+    probe = (
+        "import sys\nfrom ledger.cli import main\ntry:\n    main(['verify', '--json'])\n"
+        "except SystemExit:\n    pass\n"
+        "sys.stderr.write(repr(sorted(m for m in ('pygit2', 'pydantic') if m in sys.modules)))\n"
+    )
+    state = loop.path / ".git/ledger"
+    for name in ("code_commit_without_trailer", "result_edited", "noise_floor_lowered_with_code"):
+        loop.run("verify")  # the cached state the next call builds on
+        SCENARIOS[name](loop)
+        light = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=loop.path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+        if name != "result_edited":  # a new entry's blob is parsed (pydantic) once
+            assert light.stderr.strip().endswith("[]"), (name, light.stderr)
+        for cached in ("verify-cache.json", "verify-report.json"):
+            (state / cached).unlink()
+        full = loop.run("verify", "--json")
+        assert full.code == 1 and json.loads(light.stdout) == full.json(), name
