@@ -26,6 +26,7 @@ from ledger.context import Context
 from ledger.errors import BadInput
 from ledger.ingest import Measurement, build_failure, build_result, result_path
 from ledger.model.ids import case_twin, check_case_unique, check_safe
+from ledger.repobase import result_stem, results_dir
 from ledger.state import load_version
 from ledger.store import Snapshot, Transition
 
@@ -170,7 +171,7 @@ def plan(
     snap = ctx.store.snapshot()
     # Result files are named by seed or window: refuse names that are one file
     # on a case-insensitive file system before anything runs, not after.
-    recorded = snap.files(f"{ctx.dir}/results/{vid}/{gate}")
+    recorded = snap.files(results_dir(ctx.dir, vid, gate))
     keys = seeds or windows
     for i, key in enumerate(keys):
         check_case_unique(key, keys[:i], "seed" if seeds else "window")
@@ -198,9 +199,7 @@ def plan(
                     f"{result_path(ctx.dir, m)} is already recorded",
                     "pass --replace REASON to run it again",
                 )
-            stem = ("seed-" + key if seeds else "window-" + key) + (
-                f"-r{rep}" if replicates > 1 else ""
-            )
+            stem = result_stem(m.seed, m.window, m.replicate, failed=False)
             out = root / f"{stem}.json"
             values = {
                 "version": vid,
