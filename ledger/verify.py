@@ -769,9 +769,7 @@ def withdrawn_reason(message: str) -> str:
     if body and parse_trailers(message):
         body = body[:-1]  # the trailers
     kept = [
-        " ".join(line.strip() for line in p.splitlines())
-        for p in body
-        if not _REVERTS.search(p)
+        " ".join(line.strip() for line in p.splitlines()) for p in body if not _REVERTS.search(p)
     ]
     return " ".join(kept) if kept else subject
 
