@@ -15,6 +15,10 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from ledger.cache import EntryCache
+from ledger.entrykind import PHASE_FILE as PHASE_FILE
+from ledger.entrykind import README as README
+from ledger.entrykind import TEMPLATE as TEMPLATE
+from ledger.entrykind import classify as classify
 from ledger.errors import BadInput
 from ledger.model.config import LedgerConfig
 from ledger.model.documents import decode_text, get_section, load_json, parse_document
@@ -31,9 +35,6 @@ from ledger.model.ids import VersionId, try_parse_version
 from ledger.repobase import result_path, result_stem
 from ledger.store import Snapshot, Store
 
-PHASE_FILE = "CAMPAIGN_STATUS.md"
-README = "README.md"
-TEMPLATE = "_template.md"
 PLACEHOLDER = re.compile(r"^\s*(_?\(?(todo|tbd|fill in|write here)[^\n]*\)?_?)?\s*$", re.I | re.S)
 
 
@@ -224,27 +225,6 @@ def reflection_missing(body: str, min_words: int = MIN_WORDS) -> tuple[str, ...]
 
 def missing_from(words: dict[str, int], min_words: int) -> tuple[str, ...]:
     return tuple(t for t in REFLECTION_SECTIONS if words.get(t, -1) < max(min_words, 1))
-
-
-def classify(rel: str, prefix: str) -> str | None:
-    """What kind of entry a path inside the ledger dir is (None: not an entry)."""
-    parts = rel.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-        if name in (README, TEMPLATE):
-            return None
-        if name == PHASE_FILE:
-            return "phase"
-        if name.startswith("REFLECTION_") and name.endswith(".md"):
-            return "reflection"
-        if name.endswith("-matrix.md"):
-            return "matrix"
-        if name.endswith(".md") and try_parse_version(name[:-3], prefix):
-            return "version"
-        return None
-    if parts[0] == "results" and len(parts) == 4 and parts[3].endswith(".json"):
-        return "result"
-    return None
 
 
 def _validate(model: type[BaseModel], data: Any, where: str) -> dict[str, Any]:

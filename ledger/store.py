@@ -41,6 +41,10 @@ from typing import TypeVar
 import pygit2
 
 from ledger import gitcli, repobase
+from ledger.commitinfo import TRAILER_STEP as TRAILER_STEP
+from ledger.commitinfo import TRAILER_TRANSITION as TRAILER_TRANSITION
+from ledger.commitinfo import CommitInfo as CommitInfo
+from ledger.commitinfo import parse_trailers as parse_trailers
 from ledger.errors import (
     BadInput,
     EnvironmentFailure,
@@ -52,11 +56,8 @@ from ledger.errors import (
     errno_in,
 )
 
-TRAILER_TRANSITION = "Ledger-Transition"
-TRAILER_STEP = "Ledger-Step"
 JOURNAL = "ledger-pending.json"
 MAX_ATTEMPTS = 50
-_TRAILER_LINE = re.compile(r"^([A-Za-z0-9-]+):[ \t]*(.*)$")
 _O = TypeVar("_O", pygit2.Blob, pygit2.Tree, pygit2.Commit)
 
 
@@ -125,26 +126,6 @@ class Transition:
         return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
-class CommitInfo:
-    id: str
-    parents: tuple[str, ...]
-    message: str
-    time: int
-    author: str
-    trailers: tuple[tuple[str, str], ...]
-
-    @property
-    def subject(self) -> str:
-        return self.message.split("\n", 1)[0]
-
-    def trailer(self, key: str) -> str | None:
-        for k, v in self.trailers:
-            if k.lower() == key.lower():
-                return v
-        return None
-
-
 def _info(commit: pygit2.Commit) -> CommitInfo:
     return CommitInfo(
         id=str(commit.id),
@@ -154,20 +135,6 @@ def _info(commit: pygit2.Commit) -> CommitInfo:
         author=f"{commit.author.name} <{commit.author.email}>",
         trailers=parse_trailers(commit.message),
     )
-
-
-def parse_trailers(message: str) -> tuple[tuple[str, str], ...]:
-    """Trailers of the last paragraph, repeated keys kept (unlike message_trailers)."""
-    paragraphs = [p for p in re.split(r"\n\s*\n", message.strip()) if p.strip()]
-    if len(paragraphs) < 2:
-        return ()
-    found = []
-    for line in paragraphs[-1].splitlines():
-        match = _TRAILER_LINE.match(line.strip())
-        if not match:
-            return ()
-        found.append((match.group(1), match.group(2).strip()))
-    return tuple(found)
 
 
 @dataclass

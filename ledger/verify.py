@@ -24,8 +24,9 @@ Rules (each finding names one):
    (``gates``, ``stats``, ``triggers``, ``batches``, ``campaign``) change only
    in a configuration transition (``Ledger-Transition: config``).
 5. ``transitions-only``: entries change only through their transitions
-   (registrations, results, conclusions, matrices, the phase, and the
-   campaign's and batches' generated files); a merge adds nothing of its own.
+   (registrations, results, conclusions, matrices, the phase, and each
+   preset's own entries and views as its ``history_rules`` declare them); a
+   merge adds nothing of its own.
 6. ``unparseable-entry``: an entry the tool cannot parse is a finding, never
    a crash.
 7. ``one-bet-per-version``: while a version is open, a code commit carries its
@@ -42,14 +43,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger import gitcli
 from ledger.cache import EntryCache
-from ledger.commitrules import is_free
+from ledger.commitinfo import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, parse_trailers
+from ledger.commitrules import glob_match, is_free
+from ledger.entrykind import classify
 from ledger.errors import BadInput, LedgerError, Refused
-from ledger.model.entries import REGISTERED_KEYS
 from ledger.repobase import (
     DEFAULT_FREE_PATHS,
     base_id,
@@ -59,8 +63,10 @@ from ledger.repobase import (
     results_dir,
     write_atomic,
 )
-from ledger.state import classify, parse_entry
-from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, Store
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
+if TYPE_CHECKING:
+    from ledger.store import Store
 
 WITNESS = "refs/ledger/witness/"
 REMOTE_WITNESS = "refs/ledger/remotes/"
@@ -68,11 +74,6 @@ CACHE_FILE = "verify-cache.json"
 CACHE_VERSION = 2
 KEEP_TIPS = 4
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{40})")
-# Files each preset writes only through its own transitions (paths inside the ledger dir).
-PRESET_FILES: dict[str, tuple[str, ...]] = {
-    "campaign": ("contract.md", "candidates/", "candidates.jsonl", "benchmark.csv", "mistakes.md"),
-    "batches": ("weights/", "revision_log.jsonl", "trace/"),
-}
 RESULT_KINDS = ("record", "run", "run-failed")  # transitions that add results
 
 
@@ -177,8 +178,17 @@ class _Replay:
         self._config_tables: dict[str, dict[str, str]] = {}
         self._diffs: dict[str, list[tuple[str, str | None, str | None]]] = {}
         self.marks: dict[str, dict[str, list[list[str]]]] = {}
+        self._snap: Any = None
+        self.config = config
+        self._rules: tuple[list[tuple[str, set[str], bool]], set[str]] | None = None
 
     # --- helpers ------------------------------------------------------------
+
+    def read_blob(self, blob: str) -> bytes:
+        if self._snap is None:
+            self._snap = self.store.snapshot()
+        data: bytes = self._snap.read_blob(blob)
+        return data
 
     def key(self) -> str:
         text = json.dumps(
@@ -207,8 +217,10 @@ class _Replay:
         key = f"{kind}:{blob}"
         parsed = self.entries.get(key)
         if parsed is None:
+            from ledger.state import parse_entry  # pydantic: only for an entry not cached
+
             try:
-                data = self.store.snapshot().read_blob(blob)
+                data = self.read_blob(blob)
                 parsed = parse_entry(kind, data, path)
             except LedgerError as exc:
                 parsed = {"error": exc.message}
@@ -223,6 +235,8 @@ class _Replay:
         """(hash of the frozen part, hash of the conclusion part) of a version or matrix."""
         model = parsed["model"]
         if kind == "version":
+            from ledger.model.entries import REGISTERED_KEYS
+
             frozen: Any = [{k: model.get(k) for k in REGISTERED_KEYS}, parsed.get("hypothesis")]
             closing: Any = [model.get("conclusion"), model.get("void")]
         else:
@@ -244,7 +258,7 @@ class _Replay:
         if blob in self._config_tables:
             return self._config_tables[blob]
         try:
-            data = tomllib.loads(self.store.snapshot().read_blob(blob).decode("utf-8"))
+            data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
             data = {"unreadable": blob}
         tables = frozen_tables(ledger_table(data, self.config_file) or {})
@@ -389,18 +403,69 @@ class _Replay:
                     "",
                 )
         else:
-            for prefix in PRESET_FILES.get(self.preset, ()):
-                if rel == prefix or (prefix.endswith("/") and rel.startswith(prefix)):
-                    if kind is None:
-                        self.finding(
-                            c,
-                            path,
-                            "transitions-only",
-                            f"a {self.preset} entry changed outside a ledger transition",
-                            "change it with the git ledger verbs; revert this commit",
-                            "",
-                        )
-                    break
+            self.preset_change(c, kind, path, rel, change.old, change.new)
+
+    def preset_rules(self) -> tuple[list[tuple[str, set[str], bool]], set[str]]:
+        """(glob, transitions allowed, append-only) per rule the loop's preset declares
+        (:meth:`ledger.presets.Preset.history_rules`), and its generated views."""
+        if self._rules is None:
+            from ledger.presets import by_name
+
+            preset = by_name(self.preset)
+            rules = []
+            for rule in preset.history_rules():
+                kinds = {k.strip() for k in rule["changed_by"].split(",")}
+                if "hand" not in kinds:  # files people edit are theirs
+                    rules.append((rule["paths"], kinds, rule.get("mode") == "append"))
+            views = {p[len(self.dir) + 1 :] for p in preset.view_paths(self.config)}
+            self._rules = (rules, views)
+        return self._rules
+
+    def preset_change(
+        self, c: CommitInfo, kind: str | None, path: str, rel: str, old: str | None, new: str | None
+    ) -> None:
+        """Invariant 5 for the loop's own entries: each changes only through its transitions."""
+        rules, views = self.preset_rules()
+        reverted = self.reverted(c)
+        undoes = reverted is not None and (path, new, old) in self.diff(reverted)
+        if rel in views:
+            if kind is None and not undoes:
+                self.finding(
+                    c,
+                    path,
+                    "transitions-only",
+                    f"{rel} is generated by the {self.preset} transitions and was edited by hand",
+                    f"restore it (git revert {c.id[:10]}); it follows its entries",
+                    "",
+                )
+            return
+        for glob, kinds, append in rules:
+            if not glob_match(rel, glob):
+                continue
+            if undoes and reverted is not None and reverted.trailer(TRAILER_TRANSITION) in kinds:
+                self.note(c, "withdrawn", "", path, f"withdrawn: {withdrawn_reason(c.message)}")
+            elif kind not in kinds:
+                self.finding(
+                    c,
+                    path,
+                    "transitions-only",
+                    f"the {self.preset} entry {rel} changed outside its transitions "
+                    f"({', '.join(sorted(kinds))}; this commit: {kind or 'none'})",
+                    f"restore it (git revert {c.id[:10]}); change it only with the git ledger "
+                    "verbs",
+                    "",
+                )
+            elif append and old is not None:
+                self.finding(
+                    c,
+                    path,
+                    "transitions-only",
+                    f"the {self.preset} entry {rel} was "
+                    f"{'deleted' if new is None else 'edited'}; it is only ever added",
+                    f"restore it (git revert {c.id[:10]}); record a new entry instead",
+                    "",
+                )
+            return
 
     def version_change(self, change: _Change, state: dict[str, Any], what: str) -> None:
         c, kind, step, path, rel = change.commit, change.kind, change.step, change.path, change.rel
@@ -465,8 +530,9 @@ class _Replay:
                     f"git ledger void {vid} --reason ...",
                     vid,
                 )
-            snap = self.store.snapshot(c.id)
-            if snap.is_tree(results_dir(self.dir, vid)) and current is not None:
+            if current is not None and self.store.snapshot(c.id).is_tree(
+                results_dir(self.dir, vid)
+            ):
                 self.finding(
                     c,
                     results_dir(self.dir, vid),
@@ -565,7 +631,7 @@ class _Replay:
                 and reverted.trailer(TRAILER_TRANSITION) in RESULT_KINDS
                 and (path, None, old) in self.diff(reverted)
             ):
-                self.note(c, "withdrawn", vid, path, f"withdrawn: {c.subject}")
+                self.note(c, "withdrawn", vid, path, f"withdrawn: {withdrawn_reason(c.message)}")
                 return
             # Pending: a finding unless the same bytes come back before its verdict.
             state.setdefault("del", {})[path] = [c.id, old, vid]
@@ -691,6 +757,39 @@ class _Replay:
         return state
 
 
+def withdrawn_reason(message: str) -> str:
+    """Why a ``git revert`` withdrew what it undid: the revert's own words.
+
+    The body a user wrote (``git revert -e``, or ``-m`` text) without git's
+    "This reverts commit ..." line and trailers; git's subject when there is none.
+    """
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", message.strip()) if p.strip()]
+    subject = paragraphs[0].splitlines()[0] if paragraphs else ""
+    body = paragraphs[1:]
+    if body and parse_trailers(message):
+        body = body[:-1]  # the trailers
+    kept = [
+        " ".join(line.strip() for line in p.splitlines()) for p in body if not _REVERTS.search(p)
+    ]
+    return " ".join(kept) if kept else subject
+
+
+def history_notes(store: Store, config: Any, config_file: str) -> list[dict[str, str]]:
+    """verify's notes for HEAD (withdrawn, replaced, config, void, restored), shown forever
+    by log, show and the reports; none when history cannot be verified (a shallow clone)."""
+    from ledger import verifycache
+
+    tip = store.resolve(None)
+    if tip is None:
+        return []
+    if verifycache.load(str(store.ledger_state_dir), str(store.common_dir), tip) is not None:
+        return verifycache.load_notes(str(store.ledger_state_dir))
+    try:
+        return [n.as_json() for n in verify(store, config, config_file, tip).notes]
+    except LedgerError:
+        return []
+
+
 def deleted_finding(pending: list[str]) -> tuple[str, str, str, str]:
     """(commit, rule, message, fix) for a result deleted in ``pending[0]``."""
     commit, _blob, vid = pending
@@ -702,6 +801,12 @@ def deleted_finding(pending: list[str]) -> tuple[str, str, str, str]:
         f"restore it (git revert {commit[:10]}); a result is withdrawn only by 'git revert' "
         "of its record commit",
     )
+
+
+def _outside(logged: list[tuple[CommitInfo, Any]]) -> set[str]:
+    """Parents of the logged commits that are not themselves logged."""
+    ids = {c.id for c, _changes in logged}
+    return {p for c, _changes in logged for p in c.parents if p not in ids}
 
 
 def _empty() -> dict[str, Any]:
@@ -726,15 +831,94 @@ def _save_cache(path: str, data: dict[str, Any]) -> None:
         return  # a cache that cannot be written only costs time
 
 
-def replay(
-    store: Store, config: Any, config_file: str, tip: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(state at ``tip``, per-commit marks), from the cache plus the new commits."""
+_LOG_FORMAT = "%H %P%x00%an <%ae>%x00%ct%x00%B"
+
+
+def log_changes(
+    store: Any, tip: str, hide: list[str], limit: int | None = None
+) -> list[tuple[CommitInfo, list[tuple[str, str | None, str | None]] | None]]:
+    """Commits reachable from ``tip`` but not from ``hide``, parents first, each with
+    its changes against its first parent (None for a merge), from one ``git log``.
+
+    git's own tree diff is an order of magnitude cheaper than one libgit2 diff per
+    commit, and a cold replay of a long ledger is mostly this walk.
+    """
+    args = [
+        "git",
+        f"--git-dir={store.git_dir}",
+        "log",
+        "-z",
+        "--raw",
+        "--no-renames",
+        "--no-abbrev",
+        "--diff-merges=off",
+        "--root",
+        "--topo-order",
+        "--reverse",
+        f"--format={_LOG_FORMAT}",
+        *([f"-{limit}"] if limit else []),
+        tip,
+        *(f"^{h}" for h in hide),
+        "--",
+    ]
+    try:
+        proc = subprocess.run(args, capture_output=True, check=False, env=gitcli.git_env())
+    except FileNotFoundError:
+        raise BadInput("the git program is not on PATH", "install git") from None
+    if proc.returncode != 0:
+        text = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise BadInput(
+            f"history is incomplete: {text[-1] if text else proc.returncode}",
+            "fetch the missing objects (git fetch --unshallow, or a full clone)",
+        )
+    tokens = proc.stdout.split(b"\0")
+    out: list[tuple[CommitInfo, list[tuple[str, str | None, str | None]] | None]] = []
+    zero = "0" * 40
+    i = 0
+    while i + 3 < len(tokens):
+        ids = tokens[i].decode().split()
+        author = tokens[i + 1].decode("utf-8", "replace")
+        when = int(tokens[i + 2] or b"0")
+        message = tokens[i + 3].decode("utf-8", "replace")
+        i += 4
+        changes: list[tuple[str, str | None, str | None]] = []
+        while i + 1 < len(tokens) and tokens[i].lstrip(b"\n").startswith(b":"):
+            meta = tokens[i].lstrip(b"\n").decode().split()
+            path = tokens[i + 1].decode("utf-8", "surrogateescape")
+            old, new = meta[2], meta[3]
+            changes.append((path, None if old == zero else old, None if new == zero else new))
+            i += 2
+        info = CommitInfo(
+            id=ids[0],
+            parents=tuple(ids[1:]),
+            message=message,
+            time=when,
+            author=author,
+            trailers=parse_trailers(message),
+        )
+        out.append((info, changes if len(info.parents) < 2 else None))
+    return out
+
+
+class NeedsFull(Exception):
+    """The light history reader (:mod:`ledger.historygit`) met what only a full replay
+    with the validated configuration may do: no cached state to build on."""
+
+
+def require_full(store: Store) -> None:
+    """Exit 2 in a shallow clone: the history that proves the ledger is not there."""
     if store.is_shallow():
         raise BadInput(
             "cannot verify a shallow clone: the history that proves the ledger is missing",
             "git fetch --unshallow",
         )
+
+
+def replay(
+    store: Store, config: Any, config_file: str, tip: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(state at ``tip``, per-commit marks), from the cache plus the new commits."""
+    require_full(store)
     r = _Replay(store, config, config_file)
     cache_path = str(store.ledger_state_dir / CACHE_FILE)
     cache = _load_cache(cache_path, r.key())
@@ -742,27 +926,45 @@ def replay(
     r.marks = cache["marks"]
     if tip in tips:
         return tips[tip], r.marks
-    anchors = [t for t in tips if store.has_commit(t) and store.is_ancestor(t, tip)]
-    todo = store.walk_new(tip, anchors)
+    light = bool(getattr(store, "light", False))
+    if light:
+        # The newest cached tip, unchecked: if HEAD does not descend from it, the walk
+        # meets a parent that is not cached (or nothing at all) and the full replay runs.
+        anchors = list(tips)[-1:]
+        if not anchors:
+            raise NeedsFull(tip)
+        try:
+            logged = log_changes(store, tip, anchors)
+        except BadInput:
+            raise NeedsFull(tip) from None
+        if not logged:
+            raise NeedsFull(tip)
+    else:
+        anchors = [t for t in tips if store.has_commit(t) and store.is_ancestor(t, tip)]
+        logged = log_changes(store, tip, anchors)
     states: dict[str, dict[str, Any]] = {a: tips[a] for a in anchors}
+    if any(p not in states for p in _outside(logged)):
+        if light:
+            raise NeedsFull(tip)
+        # A parent hidden by an anchor but not itself cached: replay from the root.
+        logged = log_changes(store, tip, [])
+        states = {}
+    todo = [c for c, _changes in logged]
+    for c, changes in logged:
+        if changes is not None:
+            r._diffs[c.id] = changes
+        r.marks.pop(c.id, None)  # replayed again: its marks are made afresh
     needs: dict[str, int] = {}
     for c in todo:
         for p in c.parents:
             needs[p] = needs.get(p, 0) + 1
-    walked = {c.id for c in todo}  # once: rebuilt per parent, it made a cold replay quadratic
-    if any(p not in states and p not in walked for c in todo for p in c.parents):
-        # A parent hidden by an anchor but not itself cached: replay from the root.
-        todo = store.walk_new(tip, [])
-        states, needs = {}, {}
-        for c in todo:
-            for p in c.parents:
-                needs[p] = needs.get(p, 0) + 1
+    kept = set(tips) - set(anchors)  # anchors are superseded by the new tip (below)
     for c in todo:
         parents = []
         for p in c.parents:
             needs[p] -= 1
             st = states[p]
-            if needs[p] == 0 and p not in tips:
+            if needs[p] == 0 and p not in kept:  # the last child takes it over, uncopied
                 del states[p]
                 parents.append(st)
             else:
@@ -776,6 +978,10 @@ def replay(
             state["marks"].append(c.id)
         states[c.id] = state
     final = states[tip]
+    for anchor in anchors:
+        # An ancestor's state is superseded by its descendant's (and the cache stays one
+        # state long while HEAD moves forward); tips of other branches are kept.
+        tips.pop(anchor, None)
     tips[tip] = final
     for old in list(tips)[:-KEEP_TIPS]:
         del tips[old]
@@ -844,16 +1050,21 @@ def verify(
 
 def witness_findings(store: Store, versions: dict[str, VState], hidden: set[str]) -> list[Finding]:
     found = []
-    local = store.refs(WITNESS)
-    remote = store.refs(REMOTE_WITNESS)
-    for vid, (reg, _frozen, _blob, flags) in sorted(versions.items()):
+    # Each witness ref once (local, then every remote's copy): not each version.
+    by_id: dict[str, list[tuple[str, str]]] = {}
+    for name, target in store.refs(WITNESS).items():
+        by_id.setdefault(name[len(WITNESS) :], []).append((name, target))
+    for name, target in store.refs(REMOTE_WITNESS).items():
+        _remote, marker, vid = name[len(REMOTE_WITNESS) :].partition("/witness/")
+        if marker:
+            by_id.setdefault(vid, []).append((name, target))
+    for vid in sorted(by_id):
+        if vid not in versions:
+            continue
+        reg, _frozen, _blob, flags = versions[vid]
         if "g" in flags or "x" in flags or reg in hidden:
             continue
-        named = []
-        if f"{WITNESS}{vid}" in local:
-            named.append((f"{WITNESS}{vid}", local[f"{WITNESS}{vid}"]))
-        named += [(n, t) for n, t in remote.items() if n.endswith(f"/witness/{vid}")]
-        for name, target in named:
+        for name, target in by_id[vid]:
             if target != reg:
                 found.append(
                     Finding(
@@ -919,7 +1130,8 @@ def frozen_config(ctx: Any, state: Any, registration: str) -> Any:
 
     from ledger.context import load_config
 
-    loaded = load_config(ctx.store, ctx.store.snapshot(registration))
+    store = getattr(ctx, "store", ctx)  # a context or the store itself
+    loaded = load_config(store, store.snapshot(registration))
     if loaded is None:
         return state
     then, _ = loaded

@@ -157,6 +157,7 @@ def test_campaign_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
     assert "training_log/owner.json" not in files and "ledger.toml" not in files
     assert "exclude warm-up" in git(repo.path, "log", "--format=%s", "campaign/out")
     assert git(repo.path, "worktree", "list").count("\n") == 1
+    assert ok(repo, "verify").code == 0  # the honest loop satisfies its preset's history rules
 
 
 def test_batches_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
@@ -265,6 +266,7 @@ def test_batches_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
     after = gl(repo, "weights", "copy")
     assert after.code == 1 and "converged" in after.err
     assert ok(repo, "next", "--json").json()["action"] == "done"
+    assert ok(repo, "verify").code == 0  # the honest loop satisfies its preset's history rules
 
     vocab.unlink()
     missing = gl(

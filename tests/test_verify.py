@@ -45,6 +45,35 @@ def test_whole_revert_of_a_record_is_accepted_and_shown_as_withdrawn(loop: Repo)
     loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "more", "--override", "n=2")
 
 
+def test_withdrawn_shows_with_its_reason_in_log_show_and_reports_forever(loop: Repo) -> None:
+    record = loop.git("log", "-1", "--format=%H", "--", SEED1).strip()
+    reason = "the GPU was throttled during this seed"
+    loop.git("revert", "--no-edit", record)
+    loop.git(
+        "commit",
+        "-q",
+        "--amend",
+        "--no-verify",
+        "-m",
+        f"Revert seed 1\n\n{reason}\n\nThis reverts commit {record}.",
+    )
+    shown = f"withdrawn: {reason}"
+    rows = loop.run("log", "--json").json()
+    assert rows[0]["withdrawn"] == reason and rows[0]["reverts"] == record
+    assert shown in loop.run("log").out
+    assert shown in loop.run("show", "V1").out
+    assert any(shown in n["text"] for n in loop.run("show", "V1", "--json").json()["history"])
+    # ... and still, later: the loop goes on, V1 concludes, V2 is registered.
+    loop.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "more", "--override", "n=2")
+    assert register(loop).code == 0
+    for fmt in ("md", "html", "json"):
+        report = loop.run("report", "--format", fmt)
+        assert report.code == 0, report.err
+        assert shown in report.out and SEED1 in report.out, fmt
+    assert shown in loop.run("show", "V1").out
+    assert any(r.get("withdrawn") == reason for r in loop.run("log", "--json").json())
+
+
 def test_record_replace_is_accepted_and_shown(loop: Repo, tmp_path: Path) -> None:
     new = tmp_path / "again.json"
     new.write_text(json.dumps({"score": 10.5}))
@@ -295,3 +324,34 @@ def test_default_free_paths_match_docs_and_tooling() -> None:
     assert glob_match(".github/workflows/ci.yml", ".github/**")
     assert not glob_match("src/docs/x.py", "docs/**") and glob_match("LICENSE.txt", "LICENSE*")
     assert not is_free("src/model.py", DEFAULT_FREE_PATHS)
+
+
+def test_incremental_verify_agrees_with_a_full_replay_and_stays_light(loop: Repo) -> None:
+    """After new commits, verify builds on its cached state through git alone (no pygit2,
+    no pydantic unless a new entry must be parsed); what it says is what a full replay
+    from the root says."""
+    from tests.test_tamper import SCENARIOS
+
+    probe = (
+        "import sys\nfrom ledger.cli import main\ntry:\n    main(['verify', '--json'])\n"
+        "except SystemExit:\n    pass\n"
+        "sys.stderr.write(repr(sorted(m for m in ('pygit2', 'pydantic') if m in sys.modules)))\n"
+    )
+    state = loop.path / ".git/ledger"
+    for name in ("code_commit_without_trailer", "result_edited", "noise_floor_lowered_with_code"):
+        loop.run("verify")  # the cached state the next call builds on
+        SCENARIOS[name](loop)
+        light = subprocess.run(
+            [sys.executable, "-c", probe],
+            cwd=loop.path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            check=False,
+        )
+        if name != "result_edited":  # a new entry's blob is parsed (pydantic) once
+            assert light.stderr.strip().endswith("[]"), (name, light.stderr)
+        for cached in ("verify-cache.json", "verify-report.json"):
+            (state / cached).unlink()
+        full = loop.run("verify", "--json")
+        assert full.code == 1 and json.loads(light.stdout) == full.json(), name

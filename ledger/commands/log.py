@@ -46,6 +46,11 @@ def transition_of(
         if undone is not None:
             row = _row(info, "revert", undone["step"])
             row["reverts"] = undone["commit"]
+            if undone["kind"] in ("record", "run", "run-failed"):
+                from ledger.verify import withdrawn_reason
+
+                # A whole revert of a record transition withdraws its results, for good.
+                row["withdrawn"] = withdrawn_reason(info.message)
             return row
     kind = info.trailer(TRAILER_TRANSITION)
     if kind is None:
@@ -73,7 +78,8 @@ def run(cwd: Path, rev: str | None, limit: int | None, step: str | None, as_json
             e["time"][:19],
             e["kind"],
             e["step"] or "",
-            e["subject"] + (f" (undoes {e['reverts'][:10]})" if "reverts" in e else ""),
+            (f"withdrawn: {e['withdrawn']}" if "withdrawn" in e else e["subject"])
+            + (f" (undoes {e['reverts'][:10]})" if "reverts" in e else ""),
         )
         for e in found
     ]

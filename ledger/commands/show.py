@@ -29,8 +29,9 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
     conclusion = version.front.conclusion
     if conclusion is not None:
         evidence_rows = [g.model_dump(mode="json") for g in conclusion.gates]
-    else:  # the targeted gate first, as conclude will see it
-        evidence_rows = [g.model_dump(mode="json") for g in evidence(state, vid)]
+    else:  # the targeted gate first, as conclude will see it (under its frozen config)
+        frozen = _frozen(store, state, vid) if store is not None else state
+        evidence_rows = [g.model_dump(mode="json") for g in evidence(frozen, vid)]
     reflection = state.reflection_for(vid)
     flags = _flags(store, state, vid) if store is not None else None
     from ledger.render.metrics import metric_rows
@@ -58,6 +59,20 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
         if flags
         else {"dirty": [], "before_code": []},
     }
+
+
+def _frozen(store: Store, state: LedgerState, vid: str) -> LedgerState:
+    """``state`` with the verdict-affecting configuration in force at ``vid``'s
+    registration (invariant 4): what conclude will use."""
+    from ledger.history import check_registration
+    from ledger.verify import frozen_config
+
+    try:
+        registration = check_registration(store, state.config.dir, vid).commit
+    except LedgerError:
+        return state
+    frozen: LedgerState = frozen_config(store, state, registration)
+    return frozen
 
 
 def _flags(store: Store, state: LedgerState, vid: str) -> readiness.Flags:
@@ -161,6 +176,7 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
         return 0
     data = version_data(state, vid, ctx.store)
     data["determinism"] = _determinism(ctx.store.snapshot(), state, vid)
+    data["history"] = history_of(ctx, vid)
     if as_json:
         output.emit_json(data)
         return 0
@@ -219,7 +235,22 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
         )
     if data["conclusion"]:
         output.say(f"  next: {data['conclusion']['next']}")
+    for note in data["history"]:
+        output.say(f"  {note['text']} ({note['path'] or note['step']}, {note['commit'][:10]})")
     return 0
+
+
+def history_of(ctx: Any, vid: str) -> list[dict[str, str]]:
+    """What history says of ``vid`` beyond its entries, forever: results withdrawn by a
+    whole revert, replaced results, a void (verify's notes)."""
+    from ledger.verify import history_notes
+
+    out = []
+    for note in history_notes(ctx.store, ctx.config, ctx.config_file):
+        if note["step"] == vid or note["step"].split(".")[0] == vid:
+            text = note["text"] if note["kind"] != "void" else f"void: {note['text']}"
+            out.append({**note, "text": text})
+    return out
 
 
 def _determinism(snap: Snapshot, state: LedgerState, vid: str) -> list[dict[str, Any]]:

@@ -134,6 +134,7 @@ def status_data(cwd: Path) -> dict[str, Any]:
         data["commit"] = ids[0]
     data["runs"] = {"running": running(state_dir / "runs"), "failed": data.pop("failed_runs")}
     data["history"] = history_findings(cwd, state_dir, common, data["commit"])
+    data["history_notes"] = history_notes(state_dir, common, data["commit"])
     data["next"] = fresh_next(
         cwd, top, data, data.pop("code_first", None), data.pop("refuted", None)
     )
@@ -361,6 +362,17 @@ def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) 
     return [f.as_json() for f in report.findings]
 
 
+def history_notes(state_dir: Path, common: Path, tip: str | None) -> list[Any]:
+    """verify's notes that status shows: configuration transitions, void versions and
+    withdrawn results (from the report ``history_findings`` just made current)."""
+    from ledger import verifycache
+
+    if tip is None or verifycache.load(str(state_dir), str(common), tip) is None:
+        return []
+    shown = ("config", "void", "withdrawn")
+    return [n for n in verifycache.load_notes(str(state_dir)) if n.get("kind") in shown]
+
+
 def refuted_code(top: Path, vid: str) -> list[str]:
     """The code commits of ``vid`` still on the branch (not reverted), newest first."""
     import re
@@ -419,6 +431,15 @@ def run_status(cwd: Path, as_json: bool) -> int:
             f"problem: {finding['commit'][:10]} {finding['path']}: [{finding['rule']}] "
             f"{finding['message']} (fix: {finding['fix']})"
         )
+    notes = data.get("history_notes", [])
+    configs = [n for n in notes if n["kind"] == "config"]
+    for note in configs[-3:]:
+        output.say(f"config change: {note['commit'][:10]} {note['text']}")
+    if len(configs) > 3:
+        output.say(f"  ({len(configs) - 3} earlier; git ledger verify lists them all)")
+    for note in notes:
+        if note["kind"] == "withdrawn":
+            output.say(f"{note['step'] or 'entry'} {note['text']} ({note['path']})")
     nxt = data["next"]
     output.say(f"next: {nxt['command']}  # {nxt['reason']}")
     return 0

@@ -7,23 +7,43 @@ Exit 0 clean, 1 with one finding per line (commit, path, rule, what to do),
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ledger import output
 from ledger.errors import BadInput
 
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
+if TYPE_CHECKING:
+    from ledger.verify import Report
 
-def _from_cache(cwd: Path) -> tuple[str, list[dict[str, str]], list[dict[str, str]]] | None:
+
+def _locate(cwd: Path) -> tuple[Path, Path, Path, str] | None:
+    """(top, common git dir, git dir, HEAD) in one git call; None when any is missing
+    (then the full program says what is wrong) or the clone is shallow."""
+    from ledger import gitcli
+
+    proc = gitcli.run(
+        ["rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir", "HEAD"],
+        cwd,
+        check=False,
+    )
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) < 4:
+        return None
+    top, common, git_dir = Path(lines[0]), Path(lines[1]), Path(lines[2])
+    common = common if common.is_absolute() else (cwd / common).resolve()
+    if (common / "shallow").exists() or (git_dir / "shallow").exists():
+        return None
+    return top, common, git_dir, lines[3].strip()
+
+
+def _from_cache(
+    common: Path, head: str
+) -> tuple[str, list[dict[str, str]], list[dict[str, str]]] | None:
     """A repeated verify of an unchanged HEAD: the saved report, without pygit2 or pydantic."""
-    from ledger import gitcli, verifycache
+    from ledger import verifycache
 
-    try:
-        top, common = gitcli.locate(cwd)
-    except BadInput:
-        return None
-    head = gitcli.run(["rev-parse", "-q", "--verify", "HEAD"], top, check=False).stdout.strip()
-    if not head or (Path(common) / "shallow").exists():
-        return None
-    state_dir = str(Path(common) / "ledger")
+    state_dir = str(common / "ledger")
     findings = verifycache.load(state_dir, str(common), head)
     if findings is None:
         return None
@@ -59,16 +79,44 @@ def _print(
     return 1 if findings else 0
 
 
+def _incremental(top: Path, common: Path, git_dir: Path, head: str) -> Report | None:
+    """Verify the few commits since a cached tip without pygit2 or pydantic
+    (:mod:`ledger.historygit`); None when only the full replay may answer."""
+    from ledger.historygit import open_light
+    from ledger.verify import NeedsFull, verify
+
+    light = open_light(top, common, git_dir, head)
+    if light is None:
+        return None
+    history: Any = light[0]  # the read-only part of a Store verify uses
+    try:
+        return verify(history, light[1], light[2], head)
+    except NeedsFull:
+        return None
+    finally:
+        history.close()
+
+
 def run(cwd: Path, rev_range: str | None, as_json: bool) -> int:
-    if not rev_range:
-        cached = _from_cache(cwd)
+    found = None if rev_range else _locate(cwd)
+    if found is not None:
+        cached = _from_cache(found[1], found[3])
         if cached is not None:
             return _print(*cached, as_json)
+        report = _incremental(*found)
+        if report is not None:
+            return _print(
+                report.tip,
+                [f.as_json() for f in report.findings],
+                [n.as_json() for n in report.notes],
+                as_json,
+            )
     from ledger.context import open_context
-    from ledger.verify import verify
+    from ledger.verify import require_full, verify
 
     ctx = open_context(cwd)
     store = ctx.store
+    require_full(store)  # before a range is resolved: its commits may be cut off
     tip: str | None = None
     since: list[str] = []
     if rev_range:

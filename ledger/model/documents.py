@@ -54,21 +54,20 @@ def decode_text(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> st
         raise BadInput(f"{where}: not valid UTF-8 (byte {exc.start})") from None
 
 
-# libyaml's loader, when PyYAML was built with it: parsing is most of what reading a
-# cold ledger costs (the pure-Python scanner is ~10x slower). It cannot refuse
-# aliases as it composes, so it only reads text that holds neither an anchor ('&')
-# nor an alias ('*') indicator; anything else, and anything it rejects, goes
-# through the Python loader, whose answers (and error messages) are the reference.
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", None)
 
 
 def load_yaml(text: str, where: str, first_line: int = 1) -> Any:
     """YAML ``text`` that starts on line ``first_line`` of the file ``where``."""
     if _FAST_LOADER is not None and "&" not in text and "*" not in text:
+        # No '&' or '*': no anchor or alias can be in it, so libyaml's safe loader reads
+        # it as the pure-Python one would, many times faster (verify replays every
+        # entry of a long ledger). Whatever it refuses is read again below for the
+        # message; libyaml caps nesting itself, so deep nesting is an error, not a crash.
         try:
-            return yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - libyaml's SafeLoader
-        except yaml.YAMLError:
-            pass  # the Python loader below says what is wrong, as it always has
+            return yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - the safe C loader
+        except (yaml.YAMLError, RecursionError):
+            pass
     try:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:

@@ -84,8 +84,12 @@ class Preset(ABC):
     def history_rules(self) -> list[dict[str, str]]:
         """What may change each kind of entry: ``{"paths": glob, "changed_by": ..., "rule": ...}``.
 
-        ``changed_by`` names the ``Ledger-Transition`` kinds allowed to write
-        those paths (comma-separated), or ``hand`` for files people edit."""
+        ``paths`` is a glob inside the ledger directory; ``changed_by`` names the
+        ``Ledger-Transition`` kinds allowed to write those paths (comma-separated),
+        or ``hand`` for files people edit; ``"mode": "append"`` says an entry is
+        only ever added (never edited, deleted only by a whole ``git revert``).
+        ``git ledger verify`` enforces them (invariant 5), and the views of
+        :meth:`view_paths` change only in a transition."""
 
     @abstractmethod
     def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:

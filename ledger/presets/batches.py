@@ -108,7 +108,12 @@ class BatchesPreset(Preset):
 
     def history_rules(self) -> list[dict[str, str]]:
         return [
-            {"paths": "weights/batch-0.json", "changed_by": "weights-init", "rule": "once"},
+            {
+                "paths": "weights/batch-0.json",
+                "changed_by": "weights-init",
+                "rule": "once",
+                "mode": "append",
+            },
             {
                 "paths": "weights/meta.json",
                 "changed_by": "weights-init,converged",
@@ -118,10 +123,21 @@ class BatchesPreset(Preset):
                 "paths": "weights/batch-*.json",
                 "changed_by": "weights-revise,weights-copy",
                 "rule": "one revision per closed batch, never edited",
+                "mode": "append",
             },
-            {"paths": "topics/**", "changed_by": "topic", "rule": "added only"},
-            {"paths": "gates/batch-*.json", "changed_by": "batch-close", "rule": "added only"},
-            {"paths": "revisions/batch-*.json", "changed_by": "weights-revise", "rule": "added"},
+            {"paths": "topics/**", "changed_by": "topic", "rule": "added only", "mode": "append"},
+            {
+                "paths": "gates/batch-*.json",
+                "changed_by": "batch-close",
+                "rule": "added only",
+                "mode": "append",
+            },
+            {
+                "paths": "revisions/batch-*.json",
+                "changed_by": "weights-revise",
+                "rule": "added",
+                "mode": "append",
+            },
         ]
 
     def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:

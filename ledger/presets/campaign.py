@@ -114,14 +114,30 @@ class CampaignPreset(Preset):
 
     def history_rules(self) -> list[dict[str, str]]:
         return [
-            {"paths": "contract.md", "changed_by": "contract", "rule": "written once, then frozen"},
+            {
+                "paths": "contract.md",
+                "changed_by": "contract",
+                "rule": "written once, then frozen",
+                "mode": "append",
+            },
             {
                 "paths": "candidates/*.json",
                 "changed_by": "candidate",
                 "rule": "added, never edited",
+                "mode": "append",
             },
-            {"paths": "benchmark/*.json", "changed_by": "benchmark-adjust", "rule": "added only"},
-            {"paths": "mistakes/*.json", "changed_by": "mistake", "rule": "added only"},
+            {
+                "paths": "benchmark/*.json",
+                "changed_by": "benchmark-adjust",
+                "rule": "added only",
+                "mode": "append",
+            },
+            {
+                "paths": "mistakes/*.json",
+                "changed_by": "mistake",
+                "rule": "added only",
+                "mode": "append",
+            },
             {"paths": "owner.json", "changed_by": "arm,finish", "rule": "arm and finish only"},
             {"paths": "latest-report.md", "changed_by": "report,hand", "rule": "the report"},
             {"paths": "delivered.json", "changed_by": "deliver", "rule": "the delivery"},

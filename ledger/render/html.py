@@ -184,6 +184,16 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
         sections.append(
             f'<section id="overrides"><h2>Overrides used</h2><ul>{items}</ul></section>'
         )
+    if data.get("history"):
+        from ledger.render.report import history_line
+
+        items = "".join(
+            f'<li class="{_e(n["kind"])}">{_e(history_line(n))}</li>' for n in data["history"]
+        )
+        sections.append(
+            f'<section id="history"><h2>History notes (git ledger verify)</h2><ul>{items}</ul>'
+            "</section>"
+        )
     title = f"git-ledger report: {data['dir']}/ ({data['preset']})"
     return (
         "<!doctype html>\n" + WATERMARK + '\n<html lang="en"><head><meta charset="utf-8">'

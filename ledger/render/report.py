@@ -128,11 +128,32 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
             for _, m in state.matrices
         ],
         "series": _series(state),
+        "history": _history(ctx),
     }
     from ledger.presets import preset_for
 
     report.update(preset_for(ctx.config).report_section(ctx))
     return report
+
+
+def _history(ctx: Context) -> list[dict[str, str]]:
+    """verify's notes, shown forever: results withdrawn by a whole revert (with the
+    revert's reason), replaced results, voided versions, configuration transitions."""
+    from ledger.verify import history_notes
+
+    return [
+        n
+        for n in history_notes(ctx.store, ctx.config, ctx.config_file)
+        if n["kind"] in ("withdrawn", "replaced", "void", "config", "restored")
+    ]
+
+
+def history_line(note: dict[str, str]) -> str:
+    """One note as the reports print it: ``V1 withdrawn: <reason> (path, commit)``."""
+    text = note["text"] if note["kind"] != "void" else f"void: {note['text']}"
+    where = note["path"] if note["kind"] != "config" else "configuration"
+    step = "" if note["kind"] == "config" else f"{note['step']} "
+    return f"{step}{text} ({where}, {note['commit'][:10]})"
 
 
 def _before(state: LedgerState, limit: VersionId | None) -> LedgerState | None:
@@ -289,6 +310,12 @@ def markdown(data: dict[str, Any]) -> str:
                 f"- **{o['id']}**: concluded against the statistics: {o['reason']}"
                 for o in data["overrides"]
             ]
+            + [""]
+        )
+    if data.get("history"):
+        parts += (
+            ["### History notes (git ledger verify)", ""]
+            + [f"- {_cell(history_line(n))}" for n in data["history"]]
             + [""]
         )
     for m in data["matrices"]:
