@@ -401,6 +401,12 @@ def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     is_flag=True,
     help="Record the runs that finished under a run that was killed (see 'doctor').",
 )
+@click.option(
+    "--remeasure",
+    default=None,
+    metavar="REASON",
+    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
+)
 @json_option
 @pass_ctx
 def run_(
@@ -415,6 +421,7 @@ def run_(
     out_dir: Path | None,
     replace: str | None,
     record_finished: bool,
+    remeasure: str | None,
     as_json: bool,
 ) -> int:
     """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
@@ -433,6 +440,7 @@ def run_(
         replace=replace,
         as_json=as_json,
         record_finished=record_finished,
+        remeasure=remeasure,
     )
 
 

@@ -174,3 +174,84 @@ def test_fields_diff_aligns_records_by_key(tmp_path: Path) -> None:
     assert same.code == 0 and "identical" in same.out
     bad = ledger(tmp_path, "fields-diff", str(a), str(b), "--key", "cycle,,side")
     assert bad.code == 2
+
+
+def test_run_remeasure_takes_its_own_slots_keeps_the_verdict_and_feeds_the_noise(
+    bare_repo: Repo,
+) -> None:
+    import math
+
+    from tests.scripted import Plan
+
+    repo = bare_repo
+    plan = Plan(repo, ("recent",))
+    register(repo, "V1")
+    plan.means("V1", recent=10.0)
+    plan.run("V1", "recent")
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    entry = (repo.path / "training_log/V1.md").read_text()
+    baseline = repo.ok("baseline", "--json").json()[0]
+    repo.git("status")
+    untouched = fingerprint(repo.path)
+    # Refused before anything runs: a concluded version without --remeasure, a
+    # re-measurement that would also replace, and an open version with it.
+    refused = repo.run("run", "V1", "--gate", "recent", "--seeds", "1")
+    assert refused.code == 1 and "--remeasure" in refused.err
+    both = repo.run(
+        "run", "V1", "--gate", "recent", "--seeds", "1", "--remeasure", "x", "--replace", "y"
+    )
+    assert both.code == 2 and len(both.err.strip().splitlines()) <= 2
+    assert fingerprint(repo.path) == untouched
+    # Re-measured: seed 1 comes back 0.3 higher, seed 2 0.4 lower (slot 1000).
+    plan.shift("V1", "recent", "1", 1000, 0.3)
+    plan.shift("V1", "recent", "2", 1000, -0.4)
+    out = repo.ok(
+        "run", "V1", "--gate", "recent", "--seeds", "1,2", "--remeasure", "seed check", "--json"
+    ).json()
+    assert [r["recorded"].rsplit("/", 1)[1] for r in out["runs"]] == [
+        "seed-1-r1000.json",
+        "seed-2-r1000.json",
+    ]
+    assert repo.trailers()["Ledger-Remeasure"] == "seed check"
+    # Twice more with replicates: the next free slots, never the version's own files;
+    # the DETERMINISM outcome is stored beside the original's, not over it.
+    again = repo.ok(
+        "run", "V1", "--gate", "recent", "--seeds", "1", "--replicates", "2",
+        "--remeasure", "twice more", "--json",
+    ).json()  # fmt: skip
+    assert [r["recorded"].rsplit("/", 1)[1] for r in again["runs"]] == [
+        "seed-1-r1001.json",
+        "seed-1-r1002.json",
+    ]
+    stored = json.loads((repo.path / "training_log/determinism/V1-recent-r1001.json").read_text())
+    assert stored["remeasure"] == "twice more" and stored["pass"] is True
+    for name in ("seed-1-r1000", "seed-2-r1000", "seed-1-r1001", "seed-1-r1002"):
+        data = json.loads((repo.path / f"training_log/results/V1/recent/{name}.json").read_text())
+        assert data["provenance"]["remeasure"] in ("seed check", "twice more")
+    # The verdict and the baseline stand on the original four seeds.
+    assert (repo.path / "training_log/V1.md").read_text() == entry
+    assert repo.ok("baseline", "--json").json()[0] == baseline
+    # ... and the re-measurements feed the evaluation's own σ in the reflection:
+    # differences 0.3, -0.4, 0, 0 (slots 1001/1002 are unshifted) -> √(0.25/8).
+    repo.ok("reflect", "V1")
+    text = (repo.path / "training_log/REFLECTION_V1.md").read_text()
+    sigma = math.sqrt((0.3**2 + 0.4**2) / (2 * 4))
+    assert f"`recent`: eval noise σ {sigma:.4g} from 4 re-measurement(s) of V1" in text
+    variance = text.split("## Variance estimate", 1)[1].split("##", 1)[0]
+    assert f"eval noise σ {sigma:.4g} from 4 re-measurement(s)" in variance
+
+
+def test_a_detached_run_keeps_the_remeasure(bare_repo: Repo) -> None:
+    from tests.scripted import Plan
+
+    repo = bare_repo
+    plan = Plan(repo, ("recent",))
+    register(repo, "V1")
+    plan.means("V1", recent=10.0)
+    plan.run("V1", "recent")
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    repo.ok("run", "V1", "--gate", "recent", "--seeds", "3", "--remeasure", "detached", "--detach")
+    repo.ok("wait", "--timeout", "120")
+    data = json.loads((repo.path / "training_log/results/V1/recent/seed-3-r1000.json").read_text())
+    assert data["provenance"]["remeasure"] == "detached"
+    assert repo.trailers()["Ledger-Remeasure"] == "detached"

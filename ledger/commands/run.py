@@ -35,6 +35,7 @@ def run(
     replace: str | None,
     as_json: bool,
     record_finished: bool = False,
+    remeasure: str | None = None,
 ) -> int:
     ctx = open_context(cwd)
     parse_version(vid, ctx.config.ledger.id_prefix)
@@ -47,7 +48,15 @@ def run(
     if gate is None:
         raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
     specs = runner.plan(
-        ctx, vid, gate, split_list(seeds), split_list(windows), replicates, out_dir, replace
+        ctx,
+        vid,
+        gate,
+        split_list(seeds),
+        split_list(windows),
+        replicates,
+        out_dir,
+        replace,
+        remeasure=remeasure,
     )
     if detach:
         return _detach(
@@ -61,6 +70,7 @@ def run(
             out_dir,
             replace,
             as_json,
+            remeasure,
         )
     for spec in specs:
         if not as_json:
@@ -73,7 +83,8 @@ def run(
             lambda data: _mapped(ctx, gate, data),
             frozenset(ctx.config.run.volatile_fields),
         )
-        runner.store_determinism(ctx, vid, gate, determinism)
+        slot = specs[0].measurement.replicate if remeasure is not None else None
+        runner.store_determinism(ctx, vid, gate, determinism, remeasure=remeasure, slot=slot)
     failed = [o for o in outcomes if o.failed]
     if as_json:
         output.emit_json(
@@ -227,6 +238,7 @@ def _detach(
     out_dir: Path | None,
     replace: str | None,
     as_json: bool,
+    remeasure: str | None = None,
 ) -> int:
     """Start the same run in a background worker and return at once."""
     # The installed program, isolated: the worker's cwd is the repository,
@@ -249,6 +261,8 @@ def _detach(
         args += ["--out-dir", str(out_dir.absolute())]  # the worker starts at the top
     if replace is not None:
         args += ["--replace", replace]
+    if remeasure is not None:
+        args += ["--remeasure", remeasure]
     ctx = open_context(top)
     records = runner.RunRecords(ctx)
     records.dir.mkdir(parents=True, exist_ok=True)
