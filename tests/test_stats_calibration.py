@@ -1,7 +1,9 @@
-"""Calibration of the verdict statistics (seeded, deterministic, fast).
+"""Calibration of the verdicts (seeded, deterministic, fast).
 
-The simulations live in bench/calibration.py and call the functions the
-verdict itself uses; run with -s to see the figures.
+The simulations live in bench/calibration.py: every simulated version is a
+ledger state judged by the code ``conclude`` and ``matrix conclude`` run. The
+figures are printed (pytest -s shows them; ``python -m bench.calibration``
+prints them too).
 """
 
 from __future__ import annotations
@@ -31,8 +33,14 @@ def test_paired_seeds_sharing_a_split_are_calibrated() -> None:
     assert r.unpaired_mde is not None and r.mde < r.unpaired_mde / 2
 
 
-def test_walk_forward_with_overlapping_windows_is_calibrated_on_n_eff() -> None:
-    r = calibration.walk_forward(SIMS)
+@pytest.mark.parametrize(
+    ("windows", "length", "step"),
+    [(12, 90, 45), (5, 90, 15)],  # half overlapping; the issue's five windows (n_eff ≈ 1.37)
+)
+def test_walk_forward_with_overlapping_windows_is_calibrated_on_n_eff(
+    windows: int, length: int, step: int
+) -> None:
+    r = calibration.walk_forward(SIMS, n=windows, length=length, step=step)
     print(
         f"\n{r.design}: no effect confirmed {r.null_confirmed:.1%}; at MDE {r.mde:.4g} "
         f"{r.mde_confirmed:.1%}; at the reported MDE {r.reported_mde:.4g} "
