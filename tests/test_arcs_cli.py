@@ -123,7 +123,16 @@ def test_the_long_loop_arcs_fire_at_the_versions_its_history_says(bare_repo: Rep
     ]
     blocked = register(repo, "V6", extra=("--subsystem", "carry"))
     assert blocked.code == 1 and "reflection-due" in blocked.err
-    loop.reflect("V5")
+    # The reflection asks for the best version re-measured: allowed while it is pending,
+    # kept apart from V2's verdict, and quoted in the reflection's eval-stability section.
+    loop.plan.shift("V2", "recent", "1", 1000, 0.25)
+    repo.ok("run", "V2", "--gate", "recent", "--seeds", "1", "--remeasure", "is V2 stable")
+    assert repo.ok("baseline", "--json").json()[1]["n"] == 4
+    text = loop.reflect("V5")
+    stability = text.split("## Eval stability", 1)[1].split("##", 1)[0]
+    assert "> V2 `recent` 1: re-measured" in stability and "(is V2 stable)" in stability
+    assert "eval noise σ" in stability
+    assert "> gate `crisis` was not targeted in the last 5 bets" in text
     # The same bet after the reflection (same gate, same subsystem): both counts go on.
     fired = loop.version("V6", "recent", "refuted", subsystem="carry", recent=15.0, crisis=3000.0)
     assert fired == [(GOODHART, "recent"), (SUBSYSTEM, "recent")]
@@ -270,3 +279,10 @@ def test_overlapping_walk_forward_windows_are_not_accepted_on_nominal_n(bare_rep
     assert "confirmed" not in dry["allowed"]
     refused = repo.run("conclude", "V2", "--verdict", "confirmed", "--next", "go on")
     assert refused.code == 1 and "verdict-contradicted" in refused.err
+    repo.ok("conclude", "V2", "--verdict", "inconclusive", "--next", "more windows")
+    # The MDE preflight uses the same n_eff and degrees of freedom: an effect of 300 is
+    # detectable on five nominal windows (MDE ≈ 260) but not on these (≈ 870).
+    small = register(repo, "V3", gate="wf", extra=("--effect", "300"))
+    assert small.code == 1 and "[below-mde]" in small.err and "n_eff=1.36" in small.err
+    mde = float(small.err.split("minimum detectable effect ", 1)[1].split()[0])
+    assert 800 < mde < 950
