@@ -255,3 +255,61 @@ def test_a_detached_run_keeps_the_remeasure(bare_repo: Repo) -> None:
     data = json.loads((repo.path / "training_log/results/V1/recent/seed-3-r1000.json").read_text())
     assert data["provenance"]["remeasure"] == "detached"
     assert repo.trailers()["Ledger-Remeasure"] == "detached"
+
+
+def test_the_evidence_says_paired_or_unpaired_and_an_override_explains_a_refuted_gain(
+    repo: Repo,
+) -> None:
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    register(repo, "V2")
+    measure(repo, "V2", "recent", 14.0)
+    paired = repo.ok("conclude", "V2", "--dry-run", "--json").json()["gates"][0]
+    assert (
+        paired["pairing"] == "paired" and "paired over 4 shared seeds" in paired["threshold_source"]
+    )
+    # Improved beyond noise: 'refuted' beside it needs the override that explains it.
+    refused = repo.run("conclude", "V2", "--verdict", "refuted", "--next", "revert")
+    assert refused.code == 1 and "verdict-contradicted" in refused.err
+    done = repo.ok(
+        "conclude", "V2", "--verdict", "refuted", "--next", "revert", "--override", "a leak"
+    )
+    assert "improved beyond noise, yet refuted by override (a leak)" in done.out
+    shown = repo.ok("show", "V2").out
+    assert "refuted" in shown and "improved" in shown and "OVERRIDE: a leak" in shown
+    entry = (repo.path / "training_log/V2.md").read_text()
+    assert "yet refuted by override (a leak)" in entry and "→ improved." not in entry
+    report = repo.ok("report", "--format", "md").out
+    assert "Δ vs parent" in report and "Δ vs best" in report
+    # [stats] pairing = "off": the same seeds are compared unpaired, and the MDE follows.
+    repo.ok("config", "set", "stats.pairing", '"off"', "--reason", "compare pooled")
+    register(repo, "V3")
+    measure(repo, "V3", "recent", 14.0)
+    pooled = repo.ok("conclude", "V3", "--dry-run", "--json").json()["gates"][0]
+    assert pooled["pairing"] == "unpaired" and 'pairing = "off"' in pooled["threshold_source"]
+    assert pooled["mde"] > paired["mde"]  # σ is the noise floor here: SE √2 larger unpaired
+
+
+def test_the_reflection_word_count_is_configurable(repo: Repo) -> None:
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    repo.ok("config", "set", "triggers.reflection_min_words", "8", "--reason", "say more")
+    repo.ok("reflect", "V1")
+    path = repo.path / "training_log/REFLECTION_V1.md"
+    text = path.read_text()
+    titles = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert len(titles) == 6
+
+    def answer(words: str) -> str:
+        out = text
+        for title in titles:
+            out = out.replace(f"## {title}\n", f"## {title}\n\n{words}\n")
+        return out
+
+    path.write_text(answer("Seeds one to four agree closely."))  # five words
+    short = repo.run("reflect", "V1", "--commit")
+    assert short.code == 1 and all(t in short.err for t in titles)
+    path.write_text(answer("Seeds one to four agree closely, within the noise floor."))
+    repo.ok("reflect", "V1", "--commit")
