@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.helpers import Repo, ledger, register
 from tests.scripted import SPLIT, Plan
@@ -184,7 +185,7 @@ def _cells(tmp: Path, names: str, gate: str = "recent") -> Path:
     return spec
 
 
-def _run_matrix(loop: Loop, mid: str, tmp: Path, means: dict[str, float]) -> dict[str, object]:
+def _run_matrix(loop: Loop, mid: str, tmp: Path, means: dict[str, float]) -> dict[str, Any]:
     repo = loop.repo
     cites = ("--cites", loop.cites) if loop.cites else ()
     spec = str(_cells(tmp, "".join(means)))

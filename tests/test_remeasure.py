@@ -313,3 +313,23 @@ def test_the_reflection_word_count_is_configurable(repo: Repo) -> None:
     assert short.code == 1 and all(t in short.err for t in titles)
     path.write_text(answer("Seeds one to four agree closely, within the noise floor."))
     repo.ok("reflect", "V1", "--commit")
+
+
+def test_the_pid_record_of_a_run_keeps_its_remeasure_for_record_finished() -> None:
+    """A `run --remeasure` killed before its commit is recorded later by
+    `run --record-finished` from its PID record: the reason must survive the trip."""
+    from ledger import runner
+    from ledger.ingest import Measurement
+
+    m = Measurement(version="V1", gate="recent", seed="1", replicate=1000, remeasure="why")
+    record = {
+        "finished": True,
+        "measurement": json.loads(json.dumps(runner._measurement_record(m))),
+        "argv": ["python3"],
+        "out": "out.json",
+        "log": "out.log",
+        "exit_code": 0,
+        "seconds": 1.5,
+    }
+    found = runner._finished_from(record)
+    assert found is not None and found.spec.measurement == m
