@@ -137,7 +137,11 @@ def firings(state: LedgerState) -> list[tuple[str, Finding]]:
                 if streak and (unit.gate != gate or unit.subsystem != streak[-1].subsystem):
                     streaks[gate] = []
         # 0. Goodhart tripwire: bets on a gate that did not improve it beyond noise,
-        # whatever their label, since the gate last improved.
+        # whatever their label, since the gate last improved (by any bet: one aimed at
+        # another gate that also moved this one's best beyond noise restarts the count).
+        for gate in streaks:
+            if _improved(unit, gate, marks):
+                streaks[gate] = []
         if _improved(unit, unit.gate, marks):
             streaks[unit.gate] = []
         else:
