@@ -113,6 +113,8 @@ def test_the_long_loop_arcs_fire_at_the_versions_its_history_says(bare_repo: Rep
     assert abs(rows["crisis"]["delta_vs_parent"] - 0.1) < 0.3
     assert abs(rows["crisis"]["delta_vs_best"] - 0.1) < 0.3
     assert "Δ vs parent" in (repo.path / "training_log/README.md").read_text()
+    table = repo.ok("baseline").out
+    assert "Δ vs parent" in table and "Δ vs best" in table
 
     assert loop.version("V3", "recent", "refuted", subsystem="carry", recent=15.0) == []
     # Within noise and labelled inconclusive: it still counts against the gate.

@@ -225,6 +225,7 @@ def test_run_remeasure_takes_its_own_slots_keeps_the_verdict_and_feeds_the_noise
     ]
     stored = json.loads((repo.path / "training_log/determinism/V1-recent-r1001.json").read_text())
     assert stored["remeasure"] == "twice more" and stored["pass"] is True
+    assert "DETERMINISM (recent, re-measurement: twice more): PASS" in repo.ok("show", "V1").out
     for name in ("seed-1-r1000", "seed-2-r1000", "seed-1-r1001", "seed-1-r1002"):
         data = json.loads((repo.path / f"training_log/results/V1/recent/{name}.json").read_text())
         assert data["provenance"]["remeasure"] in ("seed check", "twice more")
