@@ -11,11 +11,11 @@ time); it is written atomically and a corrupt or foreign one is simply ignored.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from ledger.codeid import code_id
+from ledger.repobase import write_atomic
 
 
 class EntryCache:
@@ -51,10 +51,8 @@ class EntryCache:
         if not self._dirty:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".entries.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": code_id(), "entries": self._data}))
-            os.replace(tmp, self.path)
+            data = json.dumps({"version": code_id(), "entries": self._data})
+            write_atomic(self.path, data, durable=False)
         except OSError:
             return  # a cache that cannot be written only costs speed
         self._dirty = False

@@ -88,6 +88,19 @@ class Candidate:
         value = self.measurements.get(name)
         return value if isinstance(value, float | int) and not isinstance(value, bool) else None
 
+    def summary(self, current_epoch: int) -> dict[str, Any]:
+        """What the views and the report say of a candidate (a benchmark adjustment
+        since it was measured invalidates it)."""
+        return {
+            "seq": self.seq,
+            "commit": self.commit,
+            "epoch": self.epoch,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "notes": self.notes,
+            "invalidated": self.epoch < current_epoch,
+        }
+
 
 @dataclass
 class Campaign:
@@ -302,17 +315,7 @@ def render_views(camp: Campaign) -> dict[str, bytes]:
             )
             continue
         c = item
-        row: dict[str, object] = {
-            "kind": "candidate",
-            "seq": c.seq,
-            "commit": c.commit,
-            "epoch": c.epoch,
-            "verdict": c.verdict,
-            "reason": c.reason,
-            "notes": c.notes,
-            "invalidated": c.epoch < epoch,
-            **c.measurements,
-        }
+        row: dict[str, object] = {"kind": "candidate", **c.summary(epoch), **c.measurements}
         if cfg.units:
             row["units"] = {n: cfg.units[n] for n in names if n in cfg.units}
         lines.append(json.dumps(row, sort_keys=True, ensure_ascii=False))

@@ -1168,7 +1168,9 @@ def main(argv: list[str] | None = None) -> None:
         log_path = _error_log(_cwd_from(args))
         where = ""
         if log_path is not None:
-            log_path.write_text(traceback.format_exc())
+            from ledger.repobase import write_atomic
+
+            write_atomic(log_path, traceback.format_exc())
             where = f"; traceback in {log_path}"
         _fail(args, f"internal error: {type(exc).__name__}: {exc}{where}", 3)
     sys.exit(result if isinstance(result, int) else 0)

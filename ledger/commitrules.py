@@ -6,6 +6,10 @@ the ``commit-msg`` hook's fast path does not import pydantic or scipy.
 
 from __future__ import annotations
 
+# DEFAULT_FREE_PATHS is defined with the other defaults the hooks read; applied here.
+from ledger.repobase import DEFAULT_FREE_PATHS as DEFAULT_FREE_PATHS
+from ledger.repobase import split_version
+
 TYPES = frozenset(
     (
         "feat",
@@ -23,22 +27,6 @@ TYPES = frozenset(
     )
 )
 # No regular expressions here: importing re costs the commit-msg hook ~6 ms.
-
-# Paths a commit may touch with no version open ([hooks] free_paths): documentation
-# and tooling, as a user of pre-commit or a CI service expects. The ledger dir is
-# never code, and the configuration file is a transition of its own.
-DEFAULT_FREE_PATHS = (
-    "*.md",
-    "docs/**",
-    ".github/**",
-    ".gitlab-ci.yml",
-    ".gitlab/**",
-    ".gitignore",
-    ".gitattributes",
-    ".pre-commit-config.yaml",
-    ".pre-commit-hooks.yaml",
-    "LICENSE*",
-)
 
 
 def _match_segment(name: str, pattern: str) -> bool:
@@ -108,16 +96,11 @@ def step_trailers(message: str) -> set[str]:
 
 
 def version_ids(text: str, prefix: str) -> set[str]:
-    """Tokens like V200 or V200a: the prefix, digits, at most two lower-case letters."""
+    """The version ids (V200, V200a, V213.A) named in ``text``."""
     found = set()
     for raw in text.replace("(", " ").replace(")", " ").replace(",", " ").replace(":", " ").split():
         word = raw.strip(".;!?'\"`")
-        if not word.startswith(prefix):
-            continue
-        rest = word[len(prefix) :]
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        tail = rest[digits:]
-        if digits and len(tail) <= 2 and all("a" <= c <= "z" for c in tail):
+        if split_version(word, prefix) is not None:
             found.add(word)
     return found
 

@@ -10,13 +10,13 @@ import tomllib
 from pathlib import Path
 
 from ledger.errors import BadInput
+from ledger.repobase import CONFIG_FILES, PYPROJECT, ledger_table
+from ledger.repobase import ledger_dir as _table_dir
 
 TYPE_CHECKING = False  # see hookrun.py: no typing import on light paths
 if TYPE_CHECKING:
     from ledger.store import Snapshot, Store
 
-CONFIG_FILE = "ledger.toml"
-PYPROJECT = "pyproject.toml"
 MAX_CONFIG_BYTES = 1 << 20
 
 
@@ -25,7 +25,7 @@ def has_tool_ledger(pyproject_text: str) -> bool:
         data = tomllib.loads(pyproject_text)
     except tomllib.TOMLDecodeError:
         return False
-    return isinstance(data.get("tool", {}).get("ledger"), dict)
+    return ledger_table(data, PYPROJECT) is not None
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -39,7 +39,7 @@ def _decode(data: bytes, name: str) -> str:
 
 def read_worktree_config(workdir: Path) -> tuple[str, str] | None:
     """(file name, text) of the configuration in a work tree, without opening the repository."""
-    for name in (CONFIG_FILE, PYPROJECT):
+    for name in CONFIG_FILES:
         path = workdir / name
         if path.is_symlink() or (path.exists() and not path.is_file()):
             raise BadInput(f"{name} is not a regular file", "replace it with a plain file")
@@ -65,7 +65,7 @@ def read_config_text(store: Store, snap: Snapshot | None = None) -> tuple[str, s
             return found
         # None on disk: a sparse checkout may leave it out; the committed one applies
         # (a deletion is caught as an uncommitted change before any transition).
-    for name in (CONFIG_FILE, PYPROJECT):
+    for name in CONFIG_FILES:
         data = (snap or store.snapshot()).read(name)
         if data is None:
             continue
@@ -82,8 +82,5 @@ def ledger_dir(name: str, text: str) -> str | None:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return None
-    if name == PYPROJECT:
-        data = data.get("tool", {}).get("ledger", {})
-    table = data.get("ledger", {}) if isinstance(data, dict) else {}
-    value = table.get("dir", "training_log") if isinstance(table, dict) else None
-    return str(value).rstrip("/") if isinstance(value, str) else None
+    table = ledger_table(data, name)
+    return None if table is None else _table_dir(table)

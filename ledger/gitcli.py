@@ -1,4 +1,5 @@
-"""The only module that runs the git program.
+"""The only module of the full program that runs the git program (the hooks'
+fast path spawns it through :func:`ledger.repobase.git`, without subprocess).
 
 pygit2 is the hot path, but some things must go through git itself: push and
 fetch (credential helpers, ssh config, ``--atomic``, leases), worktrees,
@@ -12,6 +13,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from ledger import repobase
 from ledger.errors import BadInput, LedgerError
 
 # Variables git sets for hooks that describe *this* repository's in-progress
@@ -115,16 +117,13 @@ class DirtyCheck:
 
 def locate(cwd: Path) -> tuple[Path, Path]:
     """(top level of the work tree, common git dir) of the repository at ``cwd``."""
-    proc = run(["rev-parse", "--show-toplevel", "--git-common-dir"], cwd, check=False)
-    lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(lines) < 2:
+    found = repobase.locate(str(cwd))
+    if found is None:
         raise BadInput(
             f"not a git repository (or a bare one): {cwd.resolve()}",
             "run 'git init' first, or pass -C <repo>",
         )
-    top = Path(lines[0])
-    common = Path(lines[1])
-    return top, common if common.is_absolute() else (cwd / common).resolve()
+    return Path(found[0]), Path(found[2])
 
 
 def head_ids(top: Path, directory: str) -> tuple[str, str, str] | None:

@@ -1,9 +1,10 @@
 """What an installed hook runs: ``python -S -m``-style entry into :func:`main`.
 
-Hooks run on every commit, so the fast path imports only ``os`` and ``sys``
-(not even ``subprocess``: importing it costs ~17 ms here, more than the
-interpreter start; git is spawned with ``os.posix_spawnp`` instead) and makes
-as few git calls as it can (~4 ms each; a commit runs three hooks):
+Hooks run on every commit, so the fast path imports only ``os``, ``sys`` and
+:mod:`ledger.repobase`, the plumbing it shares with the full program (not even
+``subprocess``: importing it costs ~17 ms here, more than the interpreter
+start; git is spawned with ``os.posix_spawnp`` instead) and makes as few git
+calls as it can (~4 ms each; a commit runs three hooks):
 
 - where am I: git tells hooks already (cwd is the top level, ``GIT_DIR`` is
   set), so no ``git rev-parse`` is needed;
@@ -23,6 +24,9 @@ from __future__ import annotations
 import os
 import sys
 
+from ledger import __version__, repobase
+from ledger.repobase import git
+
 # Not typing.TYPE_CHECKING: importing typing costs a -S interpreter ~9 ms, and
 # mypy treats any name TYPE_CHECKING as true, so annotations still check.
 TYPE_CHECKING = False
@@ -33,81 +37,6 @@ STAGES = ("pre-commit", "prepare-commit-msg", "commit-msg", "pre-push", "pre-rec
 SERVER_STAGES = ("pre-receive", "update")
 SETTINGS_CACHE = "hook-settings"
 OPEN_CACHE = "hook-open"
-DEFAULTS = {
-    "dir": "training_log",
-    "id_prefix": "V",
-    "preset": "versions",
-    "conventional_commits": "1",
-    "require_open_version": "1",
-    "max_files_warning": "3",
-    "warn_outside_plan": "1",
-    "config_file": "ledger.toml",
-}
-# Kept in step with commitrules.DEFAULT_FREE_PATHS (not imported: the fast path
-# reads this module only); a test checks they agree.
-FREE_PATHS = (
-    "*.md\x1fdocs/**\x1f.github/**\x1f.gitlab-ci.yml\x1f.gitlab/**\x1f.gitignore"
-    "\x1f.gitattributes\x1f.pre-commit-config.yaml\x1f.pre-commit-hooks.yaml\x1fLICENSE*"
-)
-# The configuration tables a verdict reads: frozen per version (see ledger.verify).
-FROZEN_TABLES = ("gates", "stats", "triggers", "batches", "campaign")
-
-
-def git(*args: str, check: bool = True) -> str:
-    """Run git, return its stdout; stderr is discarded (the caller says what failed)."""
-    read_end, write_end = os.pipe()
-    actions = [
-        (os.POSIX_SPAWN_DUP2, write_end, 1),
-        (os.POSIX_SPAWN_CLOSE, read_end),
-        (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-    ]
-    try:
-        pid = os.posix_spawnp("git", ["git", *args], os.environ, file_actions=actions)
-    finally:
-        os.close(write_end)
-    chunks = []
-    try:
-        while chunk := os.read(read_end, 1 << 16):
-            chunks.append(chunk)
-    finally:
-        os.close(read_end)
-    _, status = os.waitpid(pid, 0)
-    if check and os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"git {args[0]} failed")
-    return b"".join(chunks).decode("utf-8", errors="surrogateescape")
-
-
-def locate() -> tuple[str, str, str] | None:
-    """(top level, git dir, common dir); from git's hook environment when it is there."""
-    gitdir = os.environ.get("GIT_DIR")
-    if gitdir and os.path.isdir(gitdir) and not os.environ.get("GIT_WORK_TREE"):
-        # githooks(5): a hook runs at the top of the work tree with GIT_DIR set.
-        top = os.getcwd()
-        gitdir = os.path.abspath(gitdir)
-    elif os.environ.get("GIT_INDEX_FILE") and os.path.exists(".git"):
-        # A commit hook: git sets GIT_INDEX_FILE (not GIT_DIR) and runs it at the
-        # top of the work tree, where .git is the git dir or, in a linked
-        # worktree, a "gitdir: <path>" file. No need to ask git (~4 ms a hook).
-        top = os.getcwd()
-        if os.path.isdir(".git"):
-            gitdir = os.path.abspath(".git")
-        else:
-            with open(".git") as handle:
-                pointer = handle.read().strip()
-            if not pointer.startswith("gitdir: "):
-                return None
-            gitdir = os.path.normpath(os.path.join(top, pointer[len("gitdir: ") :]))
-    else:
-        try:
-            top, gitdir = git("rev-parse", "--show-toplevel", "--absolute-git-dir").splitlines()[:2]
-        except (RuntimeError, ValueError):
-            return None
-    common = gitdir
-    commondir_file = os.path.join(gitdir, "commondir")
-    if os.path.isfile(commondir_file):
-        with open(commondir_file) as handle:
-            common = os.path.normpath(os.path.join(gitdir, handle.read().strip()))
-    return top, gitdir, common
 
 
 def _restore_site() -> None:
@@ -126,39 +55,33 @@ def _read_lines(path: str) -> list[str]:
         return []
 
 
-def _write_atomic(path: str, text: str) -> None:
+def _write_cache(path: str, text: str) -> None:
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+        repobase.write_atomic(path, text, durable=False)
     except OSError:
-        pass  # a cache that cannot be written only costs time
+        return  # a cache that cannot be written only costs time
 
 
 def settings(top: str, common: str) -> dict[str, str] | None:
     """The hooks' view of ledger.toml (or [tool.ledger]); None when there is no ledger."""
     source = None
-    for name in ("ledger.toml", "pyproject.toml"):
-        try:
-            st = os.stat(os.path.join(top, name))
-        except OSError:
-            continue
-        source = (name, f"{name} {st.st_size} {st.st_mtime_ns} {st.st_ino}")
-        break
+    for name in repobase.CONFIG_FILES:
+        on_disk = repobase.stat_key(os.path.join(top, name))
+        if on_disk != "-":
+            source = (name, f"{_parser_key()} {name} {on_disk}")
+            break
     committed = None
     if source is None:
         # A sparse checkout may leave the configuration out of the work tree: then the
         # committed one applies, as it does for the full program.
-        for name in ("ledger.toml", "pyproject.toml"):
+        for name in repobase.CONFIG_FILES:
             blob = git("rev-parse", "-q", "--verify", f"HEAD:{name}", check=False).strip()
             if blob:
-                source, committed = (name, f"{name} blob {blob}"), blob
+                source, committed = (name, f"{_parser_key()} {name} blob {blob}"), blob
                 break
         if source is None:
             return None
-    cache = os.path.join(common, "ledger", SETTINGS_CACHE)
+    cache = os.path.join(common, repobase.STATE_DIR, SETTINGS_CACHE)
     lines = _read_lines(cache)
     if lines and lines[0] == source[1]:
         values = dict(line.split("=", 1) for line in lines[1:] if "=" in line)
@@ -166,8 +89,17 @@ def settings(top: str, common: str) -> dict[str, str] | None:
     text = git("cat-file", "blob", committed, check=False) if committed else None
     parsed = _parse_settings(os.path.join(top, source[0]), source[0], text)
     body = "\n".join(f"{k}={v}" for k, v in sorted((parsed or {"none": "1"}).items()))
-    _write_atomic(cache, f"{source[1]}\n{body}\n")
+    _write_cache(cache, f"{source[1]}\n{body}\n")
     return parsed
+
+
+def _parser_key() -> str:
+    """What the cached settings depend on besides the file: the code that read it
+    (its version, and in a checkout, where code changes under one version, the
+    parser's files as the OS sees them; two stat calls)."""
+    return "|".join(
+        (__version__, repobase.stat_key(__file__), repobase.stat_key(repobase.__file__))
+    )
 
 
 def _parse_settings(path: str, name: str, text: str | None = None) -> dict[str, str] | None:
@@ -180,38 +112,10 @@ def _parse_settings(path: str, name: str, text: str | None = None) -> dict[str, 
             with open(path, "rb") as handle:
                 data = tomllib.load(handle)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
-        return {**DEFAULTS, "broken": "1"} if name == "ledger.toml" else None
-    if name == "pyproject.toml":
-        data = data.get("tool", {}).get("ledger")
-        if not isinstance(data, dict):
-            return None
-    values = dict(DEFAULTS)
-    values["config_file"] = name
-    values["free_paths"] = FREE_PATHS
-    hooks_table = data.get("hooks", {})
-    if isinstance(hooks_table, dict) and isinstance(hooks_table.get("free_paths"), list):
-        values["free_paths"] = "\x1f".join(str(p) for p in hooks_table["free_paths"])
-    for table, keys in (
-        ("ledger", ("dir", "id_prefix", "preset")),
-        (
-            "hooks",
-            (
-                "conventional_commits",
-                "require_open_version",
-                "max_files_warning",
-                "warn_outside_plan",
-            ),
-        ),
-    ):
-        section = data.get(table, {})
-        if not isinstance(section, dict):
-            continue
-        for key in keys:
-            if key in section:
-                value = section[key]
-                values[key] = ("1" if value else "0") if isinstance(value, bool) else str(value)
-    values["dir"] = values["dir"].rstrip("/")
-    return values
+        # A broken ledger.toml goes to the full check, which says what is wrong.
+        return {"broken": "1"} if name == repobase.CONFIG_FILE else None
+    table = repobase.ledger_table(data, name)
+    return None if table is None else repobase.hook_settings(table, name)
 
 
 def _commit_key(gitdir: str, common: str) -> str:
@@ -228,12 +132,7 @@ def _commit_key(gitdir: str, common: str) -> str:
     paths = [index, os.path.join(common, "packed-refs")]
     if head and head[0].startswith("ref: "):
         paths.append(os.path.join(common, head[0][5:]))
-    for path in paths:
-        try:
-            st = os.stat(path)
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
-        except OSError:
-            parts.append("-")
+    parts += [repobase.stat_key(path) for path in paths]
     return "|".join(parts)
 
 
@@ -257,7 +156,7 @@ class CommitMemo:
         if name not in self.values:
             self.values[name] = compute()
             body = "\n".join(f"{k}={v}" for k, v in sorted(self.values.items()))
-            _write_atomic(self.path, f"{self.key}\n{body}\n")
+            _write_cache(self.path, f"{self.key}\n{body}\n")
         return self.values[name]
 
 
@@ -286,7 +185,7 @@ def open_version(
     # tree with its base but has its cell open. HEAD is a file; no git call.
     head = _read_lines(os.path.join(gitdir, "HEAD"))
     tree = f"{tree}@{head[0] if head else ''}"
-    cache = os.path.join(common, "ledger", OPEN_CACHE)
+    cache = os.path.join(common, repobase.STATE_DIR, OPEN_CACHE)
     lines = _read_lines(cache)
     for line in lines:
         parts = line.split("\t")
@@ -297,7 +196,7 @@ def open_version(
 
     opened, files = hookcheck.open_version_info()
     lines = [*lines[-15:], f"{tree}\t{opened or ''}\t{chr(0x1F).join(files)}"]
-    _write_atomic(cache, "\n".join(lines) + "\n")
+    _write_cache(cache, "\n".join(lines) + "\n")
     return opened, files
 
 
@@ -310,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     if stage in SERVER_STAGES:
         # A bare repository on a server: no work tree, the pushed refs on stdin.
         return _heavy(stage.replace("-", "_"), [], refs=" ".join(rest))
-    where = locate()
+    where = repobase.locate()
     if where is None:
         return 0  # not in a work tree (e.g. a bare repo): nothing to check
     top, gitdir, common = where
@@ -332,13 +231,13 @@ def main(argv: list[str] | None = None) -> int:
         from ledger.presets import hook_facts
 
         facts = hook_facts(values.get("preset"))
-        frozen = facts["config_checked"] and values.get("config_file", "ledger.toml") in staged
+        frozen = facts["config_checked"] and values["config_file"] in staged
         light = (
             len(outside) == len(staged) and not frozen and not (outside and facts["code_checked"])
         )
         return 0 if light else _heavy("pre_commit", staged)
-    config_file = values.get("config_file", "ledger.toml")
-    code = code_paths(outside, config_file, values.get("free_paths", FREE_PATHS))
+    config_file = values["config_file"]
+    code = code_paths(outside, config_file, values["free_paths"])
     if not rest:
         sys.stderr.write(f"git-ledger hook: {stage} needs the message file\n")
         return 2
@@ -383,13 +282,7 @@ def frozen_config_changed(config_file: str) -> bool:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError:
             return {"unreadable": text}
-        if config_file == "pyproject.toml":
-            data = data.get("tool", {}).get("ledger", {})
-        out: dict[str, object] = {k: data.get(k) for k in FROZEN_TABLES if k != "gates"}
-        gates = data.get("gates")
-        for name, gate in gates.items() if isinstance(gates, dict) else ():
-            out[f"gates.{name}"] = gate
-        return out
+        return repobase.frozen_tables(repobase.ledger_table(data, config_file) or {})
 
     before, after = tables("HEAD:"), tables(":")
     return bool(before) and any(after.get(k) != v for k, v in before.items())
@@ -455,8 +348,10 @@ def add_trailers(message_file: str, trailers: list[str]) -> int:
         ":" in ln and " " not in ln.split(":", 1)[0] for ln in last.split("\n")
     )
     body = f"{body}\n{trailer}" if in_trailers else f"{body}\n\n{trailer}"
-    with open(message_file, "w", encoding="utf-8") as handle:
-        handle.write(body + "\n" + (("\n" + rest) if rest else ""))
+    # git reads the file back once the hook exits: atomic, no need to flush to disk.
+    repobase.write_atomic(
+        message_file, body + "\n" + (("\n" + rest) if rest else ""), durable=False
+    )
     return 0
 
 

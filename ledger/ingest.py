@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from ledger.errors import BadInput, Refused
 from ledger.model.config import LedgerConfig
 from ledger.model.documents import dump_json, is_finite_number, load_json
-from ledger.model.entries import Provenance, ResultFile, result_stem
+from ledger.model.entries import Provenance, ResultFile
 from ledger.model.ids import check_safe
 from ledger.model.jsonpath import MISSING, resolve
+from ledger.repobase import result_path as _result_path
+from ledger.repobase import result_stem
 from ledger.state import Version
 
 
@@ -39,8 +41,7 @@ class Measurement:
 
 
 def result_path(dir_: str, m: Measurement, failed: bool = False) -> str:
-    stem = result_stem(m.seed, m.window, m.replicate, failed)
-    return f"{dir_}/results/{m.version}/{m.gate}/{stem}.json"
+    return _result_path(dir_, m.version, m.gate, result_stem(m.seed, m.window, m.replicate, failed))
 
 
 def extract_metrics(config: LedgerConfig, gate: str, data: object, where: str) -> dict[str, float]:
@@ -119,27 +120,17 @@ def build_result(
     wall = m.wall_time_s
     if wall is None and isinstance(data, dict) and is_finite_number(data.get("wall_time_s")):
         wall = float(data["wall_time_s"])
-    entry = ResultFile(
-        version=m.version,
-        gate=m.gate,
-        seed=m.seed,
-        window=m.window,
-        window_start=m.window_start,
-        window_end=m.window_end,
-        replicate=m.replicate,
-        metrics=metrics,
-        provenance=Provenance(
-            source_sha256=hashlib.sha256(raw).hexdigest(),
-            source_name=source_name,
-            code_commit=code_commit,
-            dirty=dirty,
-            conditions=dict(m.conditions),
-            wall_time_s=wall,
-            replaced=m.replace if existing is not None else None,
-            remeasure=m.remeasure,
-        ),
+    provenance = Provenance(
+        source_sha256=hashlib.sha256(raw).hexdigest(),
+        source_name=source_name,
+        code_commit=code_commit,
+        dirty=dirty,
+        conditions=dict(m.conditions),
+        wall_time_s=wall,
+        replaced=m.replace if existing is not None else None,
+        remeasure=m.remeasure,
     )
-    return path, dump_json(entry.model_dump(mode="json", exclude_none=True)).encode()
+    return path, _entry_bytes(m, metrics, provenance)
 
 
 def build_failure(
@@ -154,24 +145,37 @@ def build_failure(
 ) -> tuple[str, bytes]:
     """A failed run is on record (exit code, log tail) but never counts as a result."""
     check_measurement(config, version, m)
-    entry = ResultFile(
-        version=m.version,
-        gate=m.gate,
-        seed=m.seed,
-        window=m.window,
-        replicate=m.replicate,
-        metrics={},
-        status="failed",
-        exit_code=exit_code,
-        log_tail=log_tail[-4000:],
-        provenance=Provenance(
-            source_sha256="",
-            source_name="",
-            code_commit=code_commit,
-            dirty=dirty,
-            conditions=dict(m.conditions),
-            wall_time_s=m.wall_time_s,
-        ),
+    provenance = Provenance(
+        source_sha256="",
+        source_name="",
+        code_commit=code_commit,
+        dirty=dirty,
+        conditions=dict(m.conditions),
+        wall_time_s=m.wall_time_s,
     )
-    path = result_path(config.dir, m, failed=True)
-    return path, dump_json(entry.model_dump(mode="json", exclude_none=True)).encode()
+    failure = {"status": "failed", "exit_code": exit_code, "log_tail": log_tail[-4000:]}
+    return result_path(config.dir, m, failed=True), _entry_bytes(m, {}, provenance, failure)
+
+
+def _entry_bytes(
+    m: Measurement,
+    metrics: dict[str, float],
+    provenance: Provenance,
+    failure: dict[str, object] | None = None,
+) -> bytes:
+    """The result entry's JSON: what was measured (``m``), its metrics and provenance."""
+    entry = ResultFile.model_validate(
+        {
+            "version": m.version,
+            "gate": m.gate,
+            "seed": m.seed,
+            "window": m.window,
+            "window_start": m.window_start,
+            "window_end": m.window_end,
+            "replicate": m.replicate,
+            "metrics": metrics,
+            "provenance": provenance,
+            **(failure or {}),
+        }
+    )
+    return dump_json(entry.model_dump(mode="json", exclude_none=True)).encode()

@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from ledger import __version__
+from ledger.repobase import write_atomic
 
 PAGE = Path(__file__).resolve().parent.parent / "man" / "git-ledger.1"
 
@@ -103,8 +104,7 @@ def main() -> None:
     text = render(cli)
     if sys.argv[1:] == ["--check"]:
         sys.exit(0 if PAGE.exists() and PAGE.read_text() == text else 1)
-    PAGE.parent.mkdir(exist_ok=True)
-    PAGE.write_text(text)
+    write_atomic(PAGE, text)
     print(f"wrote {PAGE}")
 
 

@@ -34,6 +34,7 @@ import click
 
 from ledger import mcptools
 from ledger.errors import BadInput, LedgerError, Refused
+from ledger.repobase import write_atomic
 
 EXTRA_HINT = "pip install 'git-ledger[mcp]'"
 RESOURCE_SCHEME = "ledger"
@@ -101,7 +102,9 @@ def _internal(exc: BaseException, cwd: Path) -> dict[str, object]:
     where = ""
     log_path = _error_log(cwd)
     if log_path is not None:
-        log_path.write_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+        write_atomic(
+            log_path, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        )
         where = f"; traceback in {log_path}"
     message = f"internal error: {type(exc).__name__}: {exc}{where}"
     return LedgerError(message, "report it with the traceback").as_dict()

@@ -26,6 +26,7 @@ from ledger.errors import LedgerError
 from ledger.model.config import LedgerConfig
 from ledger.model.documents import decode_text, get_block, set_block
 from ledger.presets import preset_for
+from ledger.repobase import write_atomic
 from ledger.state import README, load_state
 from ledger.store import Snapshot, Store
 from ledger.views import VIEW_BLOCKS, apply_views, readme_views
@@ -118,7 +119,7 @@ def run(ancestor: str, ours_file: str, theirs_file: str, path: str) -> int:
         ours_text = prose.encode()
     snap = store.merged_snapshot(heads[0])
     data = regenerate(config, snap, path, ours_text, store)
-    Path(ours_file).write_bytes(data)
+    write_atomic(ours_file, data)
     return 0
 
 
@@ -140,6 +141,6 @@ def merge_prose(ancestor: Path, ours: Path, theirs: Path, path: str) -> str | No
                 if get_block(text, name) is not None:
                     text = set_block(text, name, "")
             target = Path(tmp) / side
-            target.write_text(text)
+            write_atomic(target, text, durable=False)
             blanked.append(target)
         return gitcli.merge_file(blanked[0], blanked[1], blanked[2], Path(tmp))

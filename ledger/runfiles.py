@@ -10,8 +10,9 @@ psutil is imported only when a record's process has to be looked at, so a
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from ledger.repobase import write_atomic
 
 START_KEY = "pid_started"
 
@@ -37,11 +38,8 @@ def write(runs_dir: Path, name: str, data: dict[str, object]) -> Path:
     pid = data.get("pid")
     if isinstance(pid, int) and START_KEY not in data:
         data = {**data, START_KEY: processes.start_time(pid)}
-    runs_dir.mkdir(parents=True, exist_ok=True)
     path = runs_dir / f"{name}.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, sort_keys=True))
     return path
 
 

@@ -33,6 +33,7 @@ from ledger.ingest import (
     result_path,
 )
 from ledger.model.ids import case_twin, check_case_unique, check_safe
+from ledger.repobase import result_stem, results_dir
 from ledger.state import load_version
 from ledger.store import Snapshot, Transition
 
@@ -181,7 +182,7 @@ def plan(
     snap = ctx.store.snapshot()
     # Result files are named by seed or window: refuse names that are one file
     # on a case-insensitive file system before anything runs, not after.
-    recorded = snap.files(f"{ctx.dir}/results/{vid}/{gate}")
+    recorded = snap.files(results_dir(ctx.dir, vid, gate))
     keys = seeds or windows
     for i, key in enumerate(keys):
         check_case_unique(key, keys[:i], "seed" if seeds else "window")
@@ -228,9 +229,7 @@ def plan(
                     f"{result_path(ctx.dir, m)} is already recorded",
                     "pass --replace REASON to run it again",
                 )
-            stem = ("seed-" + key if seeds else "window-" + key) + (
-                f"-r{replicate}" if replicate is not None else ""
-            )
+            stem = result_stem(m.seed, m.window, m.replicate, failed=False)
             out = root / f"{stem}.json"
             values = {
                 "version": vid,

@@ -26,9 +26,9 @@ from ledger.model.entries import (
     ReflectionFront,
     ResultFile,
     VersionFront,
-    result_stem,
 )
 from ledger.model.ids import VersionId, try_parse_version
+from ledger.repobase import result_path, result_stem
 from ledger.store import Snapshot, Store
 
 PHASE_FILE = "CAMPAIGN_STATUS.md"
@@ -276,18 +276,15 @@ def check_placement(kind: str, rel: str, model: dict[str, Any]) -> str | None:
     if kind == "matrix" and name != f"{model['id']}-matrix.md":
         return f"file name does not match its id {model['id']!r}"
     if kind == "result":
-        parts = rel.split("/")
         stem = result_stem(
             model.get("seed"),
             model.get("window"),
             model.get("replicate"),
             model.get("status") == "failed",
         )
-        expected = ["results", model["version"], model["gate"], f"{stem}.json"]
-        if parts != expected:
-            return (
-                f"path does not match version/gate/seed inside it (expected {'/'.join(expected)})"
-            )
+        expected = result_path("", model["version"], model["gate"], stem)
+        if rel != expected:
+            return f"path does not match version/gate/seed inside it (expected {expected})"
     return None
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
 
@@ -209,28 +209,21 @@ def compare_keyed(
         found = _floored(d.sd, floor, f"sd of {d.n} paired differences")
         if found is None:
             return None
-        sigma, source, measured = found
-        se = sigma / math.sqrt(d.n)
-        df = float(d.n - 1) if measured else None
-        k, k_source = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
         unmatched = len(set(base) ^ set(new))
-        note = f"{unmatched} unmatched seed(s) not in the paired comparison" if unmatched else ""
-        return Comparison(
-            pairing="paired",
-            n=d.n,
-            n_eff=float(d.n),
-            delta=d.mean,
-            gain=d.mean * sign,
-            sigma=sigma,
-            sigma_source=source,
-            se=se,
-            df=df,
-            k=k,
-            threshold=k * se,
-            threshold_source=f"paired over {d.n} shared seeds: {k_source}",
-            mde=mde_for_se(se, df, sigma_k=sigma_k, alpha=alpha, power=power, small_n=small_n),
-            outcome=_decide(d.mean * sign, k * se),
-            note=note,
+        return _seeds_comparison(
+            "paired",
+            d.n,
+            d.mean,
+            found,
+            found[0] / math.sqrt(d.n),
+            float(d.n - 1),
+            f"paired over {d.n} shared seeds",
+            f"{unmatched} unmatched seed(s) not in the paired comparison" if unmatched else "",
+            sign=sign,
+            sigma_k=sigma_k,
+            alpha=alpha,
+            power=power,
+            small_n=small_n,
         )
     b = sample(list(base.values()))
     m = sample(list(new.values()))
@@ -243,16 +236,52 @@ def compare_keyed(
     found = _floored(pooled, floor, f"pooled σ of replicate seeds (df={dof})")
     if found is None:
         return None
-    sigma, source, measured = found
-    se = sigma * math.sqrt(1.0 / b.n + 1.0 / m.n)
-    df = float(b.n + m.n - 2) if measured else None
-    k, k_source = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
-    delta = m.mean - b.mean
     why = "no shared seeds" if pairing != "off" else '[stats] pairing = "off"'
+    return _seeds_comparison(
+        "unpaired",
+        m.n,
+        m.mean - b.mean,
+        found,
+        found[0] * math.sqrt(1.0 / b.n + 1.0 / m.n),
+        float(b.n + m.n - 2),
+        f"unpaired ({why})",
+        "",
+        sign=sign,
+        sigma_k=sigma_k,
+        alpha=alpha,
+        power=power,
+        small_n=small_n,
+    )
+
+
+def _seeds_comparison(
+    pairing: str,
+    n: int,
+    delta: float,
+    found: tuple[float, str, bool],
+    se: float,
+    df_measured: float,
+    basis: str,
+    note: str,
+    *,
+    sign: float,
+    sigma_k: float,
+    alpha: float,
+    power: float,
+    small_n: int,
+) -> Comparison:
+    """A seeds-mode comparison (paired or not) from its Δ, σ and SE.
+
+    The t quantile takes ``df_measured`` only when σ was measured: a configured
+    noise floor has no degrees of freedom (see :func:`critical_k`).
+    """
+    sigma, source, measured = found
+    df = df_measured if measured else None
+    k, k_source = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
     return Comparison(
-        pairing="unpaired",
-        n=m.n,
-        n_eff=float(m.n),
+        pairing=pairing,
+        n=n,
+        n_eff=float(n),
         delta=delta,
         gain=delta * sign,
         sigma=sigma,
@@ -261,9 +290,10 @@ def compare_keyed(
         df=df,
         k=k,
         threshold=k * se,
-        threshold_source=f"unpaired ({why}): {k_source}",
+        threshold_source=f"{basis}: {k_source}",
         mde=mde_for_se(se, df, sigma_k=sigma_k, alpha=alpha, power=power, small_n=small_n),
         outcome=_decide(delta * sign, k * se),
+        note=note,
     )
 
 
@@ -338,26 +368,28 @@ def compare_windows(
     bar_text = " and ".join(
         f"{key} Δ {'>' if key == 'mean' else '≥'} {bar[key]:g}" for key in BAR_KEYS if key in bar
     )
+    # What holds with no independent spread; the measured case below adds σ and the threshold.
+    unmeasured = Comparison(
+        pairing="walk-forward",
+        n=n,
+        n_eff=n_eff,
+        delta=d.mean * sign,
+        gain=d.mean,
+        sigma=None,
+        sigma_source="windows overlap completely or do not vary: no independent spread",
+        se=None,
+        df=None,
+        k=None,
+        threshold=None,
+        threshold_source=f"bar: {bar_text}",
+        mde=None,
+        outcome=NOISE,
+        note=f"n_eff={n_eff:.3g}: nothing can be adjudicated",
+        bar=bar_text,
+        window_min=min(gains) * sign,
+    )
     if design.shrink <= 0 or df <= 0 or spread <= 0:
-        return Comparison(
-            pairing="walk-forward",
-            n=n,
-            n_eff=n_eff,
-            delta=d.mean * sign,
-            gain=d.mean,
-            sigma=None,
-            sigma_source="windows overlap completely or do not vary: no independent spread",
-            se=None,
-            df=None,
-            k=None,
-            threshold=None,
-            threshold_source=f"bar: {bar_text}",
-            mde=None,
-            outcome=NOISE,
-            note=f"n_eff={n_eff:.3g}: nothing can be adjudicated",
-            bar=bar_text,
-            window_min=min(gains) * sign,
-        )
+        return unmeasured
     sigma = spread / math.sqrt(design.shrink)
     se = sigma / math.sqrt(n_eff)
     k, k_source = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
@@ -370,12 +402,8 @@ def compare_windows(
         note = "mean Δ is beyond the threshold but the bar fails: " + "; ".join(failed)
     elif beyond == NOISE and not failed:
         note = f"the bar holds but mean Δ {d.mean:+.4g} is within ±{threshold:.4g} at n_eff={n_eff:.3g}"
-    return Comparison(
-        pairing="walk-forward",
-        n=n,
-        n_eff=n_eff,
-        delta=d.mean * sign,
-        gain=d.mean,
+    return replace(
+        unmeasured,
         sigma=sigma,
         sigma_source=f"spread of {n} window Δ, corrected for overlap (n_eff={n_eff:.3g})",
         se=se,
@@ -386,8 +414,6 @@ def compare_windows(
         mde=mde_for_se(se, df, sigma_k=sigma_k, alpha=alpha, power=power, small_n=small_n),
         outcome=outcome,
         note=note,
-        bar=bar_text,
-        window_min=min(gains) * sign,
     )
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from ledger.codeid import code_id
+from ledger.repobase import write_atomic
 
 KEEP = 8
 
@@ -50,10 +50,6 @@ def put(state_dir: Path, cache_key: str, value: dict[str, Any]) -> None:
     data[cache_key] = value
     data = dict(list(data.items())[-KEEP:])
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data), durable=False)
     except OSError:
         return  # a cache that cannot be written only costs time

@@ -34,7 +34,7 @@ from typing import TypeVar
 
 import pygit2
 
-from ledger import gitcli
+from ledger import gitcli, repobase
 from ledger.errors import BadInput, LedgerError, Refused
 
 TRAILER_TRANSITION = "Ledger-Transition"
@@ -241,16 +241,10 @@ class Store:
         if quarantine and os.path.isdir(quarantine):
             self.repo.odb.add_disk_alternate(quarantine)
         self.git_dir = Path(self.repo.path)
-        commondir_file = self.git_dir / "commondir"
-        if commondir_file.exists():
-            common = Path(commondir_file.read_text().strip())
-            self.common_dir = common if common.is_absolute() else (self.git_dir / common)
-            self.common_dir = self.common_dir.resolve()
-        else:
-            self.common_dir = self.git_dir
+        self.common_dir = Path(repobase.common_dir(str(self.git_dir)))
         workdir = self.repo.workdir
         self.workdir: Path | None = Path(workdir) if workdir else None
-        self.ledger_state_dir = self.common_dir / "ledger"
+        self.ledger_state_dir = self.common_dir / repobase.STATE_DIR
 
     # --- reading ------------------------------------------------------------
 
@@ -739,7 +733,9 @@ class Store:
                         )
                     )
                 except (OSError, pygit2.GitError) as exc:
-                    # Nothing is referenced yet: loose objects at most, which gc collects.
+                    # Nothing is referenced yet: unreachable loose objects at most. No
+                    # automatic gc removes them (doctor --fix sets gc.auto=0); a `git gc`
+                    # run by hand prunes them once gc.pruneExpire has passed.
                     raise BadInput(
                         f"cannot write git objects: {exc}", "free some disk space and retry"
                     ) from None
@@ -773,9 +769,8 @@ class Store:
         self, branch: str, old: str | None, new: str, writes: dict[str, bytes | None]
     ) -> None:
         data = {"branch": branch, "old": old, "new": new, "paths": sorted(writes)}
-        tmp = self._journal_path().with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True))
-        os.replace(tmp, self._journal_path())
+        # On disk before the ref moves: recovery after a power cut reads it.
+        repobase.write_atomic(self._journal_path(), json.dumps(data, sort_keys=True))
 
     def _clear_journal(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -877,18 +872,10 @@ def check_identity(name: str, email: str, role: str) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """:func:`ledger.repobase.write_atomic`, with a failure said as a one-line error."""
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        repobase.write_atomic(path, data)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise BadInput(f"cannot write {path}: {exc.strerror}", "free some disk space") from None
 
 

@@ -41,23 +41,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.cache import EntryCache
-from ledger.commitrules import DEFAULT_FREE_PATHS, is_free
+from ledger.commitrules import is_free
 from ledger.errors import BadInput, LedgerError, Refused
 from ledger.model.entries import REGISTERED_KEYS
+from ledger.repobase import (
+    DEFAULT_FREE_PATHS,
+    base_id,
+    cell_of,
+    frozen_tables,
+    ledger_table,
+    results_dir,
+    write_atomic,
+)
 from ledger.state import classify, parse_entry
 from ledger.store import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, Store
 
 WITNESS = "refs/ledger/witness/"
 REMOTE_WITNESS = "refs/ledger/remotes/"
-FROZEN_TABLES = ("gates", "stats", "triggers", "batches", "campaign")
-CONFIG_FILES = ("ledger.toml", "pyproject.toml")
 CACHE_FILE = "verify-cache.json"
 CACHE_VERSION = 2
 KEEP_TIPS = 4
@@ -130,7 +136,7 @@ class Report:
     def for_step(self, vid: str, since: str, store: Store) -> list[Finding]:
         """Findings that taint ``vid``: its own (or its matrix's), and unassigned ones
         in commits after its registration ``since``."""
-        mine = {vid, vid.split(".")[0]}
+        mine = {vid, base_id(vid)}
         return [
             f
             for f in self.findings
@@ -142,6 +148,19 @@ class Report:
 # flags: c concluded, v void, g gone (reverted or renamed away), m matrix file,
 # x matrix cell.
 VState = list[str]
+
+
+@dataclass(frozen=True)
+class _Change:
+    """One path inside the ledger dir that a commit changed, as the replay checks it."""
+
+    commit: CommitInfo
+    kind: str | None  # the commit's Ledger-Transition (None: not a transition)
+    step: str  # its Ledger-Step
+    path: str
+    rel: str  # the path inside the ledger dir
+    old: str | None  # blob ids before and after (None: absent)
+    new: str | None
 
 
 class _Replay:
@@ -228,14 +247,7 @@ class _Replay:
             data = tomllib.loads(self.store.snapshot().read_blob(blob).decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
             data = {"unreadable": blob}
-        if self.config_file == "pyproject.toml":
-            data = data.get("tool", {}).get("ledger", {})
-        if not isinstance(data, dict):
-            data = {}
-        tables: dict[str, Any] = {k: data.get(k) for k in FROZEN_TABLES if k != "gates"}
-        gates = data.get("gates")
-        for name, gate in gates.items() if isinstance(gates, dict) else ():
-            tables[f"gates.{name}"] = gate
+        tables = frozen_tables(ledger_table(data, self.config_file) or {})
         digests = {
             k: hashlib.sha256(json.dumps(v, sort_keys=True, default=str).encode()).hexdigest()[:16]
             for k, v in tables.items()
@@ -262,7 +274,8 @@ class _Replay:
         entries = False
         for path, old, new in changes:
             if path.startswith(base):
-                self.entry_change(c, state, kind, step, path, old, new)
+                rel = path[len(base) :]
+                self.entry_change(_Change(c, kind, step, path, rel, old, new), state)
                 entries = True
             elif path == self.config_file:
                 self.config_change(c, state, kind, old, new, opened, len(changes))
@@ -358,22 +371,13 @@ class _Replay:
                 vid,
             )
 
-    def entry_change(
-        self,
-        c: CommitInfo,
-        state: dict[str, Any],
-        kind: str | None,
-        step: str,
-        path: str,
-        old: str | None,
-        new: str | None,
-    ) -> None:
-        rel = path[len(self.dir) + 1 :]
+    def entry_change(self, change: _Change, state: dict[str, Any]) -> None:
+        c, kind, path, rel = change.commit, change.kind, change.path, change.rel
         what = classify(rel, self.prefix)
         if what in ("version", "matrix"):
-            self.version_change(c, state, what, kind, step, path, rel, old, new)
+            self.version_change(change, state, what)
         elif what == "result":
-            self.result_change(c, state, kind, step, path, rel, old, new)
+            self.result_change(change, state)
         elif what == "phase":
             if kind != "phase":
                 self.finding(
@@ -398,18 +402,9 @@ class _Replay:
                         )
                     break
 
-    def version_change(
-        self,
-        c: CommitInfo,
-        state: dict[str, Any],
-        what: str,
-        kind: str | None,
-        step: str,
-        path: str,
-        rel: str,
-        old: str | None,
-        new: str | None,
-    ) -> None:
+    def version_change(self, change: _Change, state: dict[str, Any], what: str) -> None:
+        c, kind, step, path, rel = change.commit, change.kind, change.step, change.path, change.rel
+        old, new = change.old, change.new
         versions: dict[str, VState] = state["v"]
         vid = rel[: -len("-matrix.md")] if what == "matrix" else rel[:-3]
         starts = ("matrix-register",) if what == "matrix" else ("register", "rename")
@@ -471,10 +466,10 @@ class _Replay:
                     vid,
                 )
             snap = self.store.snapshot(c.id)
-            if snap.is_tree(f"{self.dir}/results/{vid}") and current is not None:
+            if snap.is_tree(results_dir(self.dir, vid)) and current is not None:
                 self.finding(
                     c,
-                    f"{self.dir}/results/{vid}",
+                    results_dir(self.dir, vid),
                     "ids-never-reused",
                     f"results of {vid} recorded before its current registration never count",
                     f"register the next id instead, and git ledger void {vid} --reason ...",
@@ -556,17 +551,9 @@ class _Replay:
             return None
         return self.store.commit_info(match.group(1))
 
-    def result_change(
-        self,
-        c: CommitInfo,
-        state: dict[str, Any],
-        kind: str | None,
-        step: str,
-        path: str,
-        rel: str,
-        old: str | None,
-        new: str | None,
-    ) -> None:
+    def result_change(self, change: _Change, state: dict[str, Any]) -> None:
+        c, kind, step, path, rel = change.commit, change.kind, change.step, change.path, change.rel
+        old, new = change.old, change.new
         vid = rel.split("/")[1]
         versions: dict[str, VState] = state["v"]
         if new is None:
@@ -618,7 +605,7 @@ class _Replay:
             self.note(c, "restored", vid, path, f"restored: {c.subject}")
             return
         # matrix conclude brings every cell's results onto the base branch at once.
-        by_matrix = kind == "matrix-conclude" and "." in vid and vid.split(".")[0] == step
+        by_matrix = kind == "matrix-conclude" and bool(cell_of(vid)) and base_id(vid) == step
         # sync's rename moves a version's results with it, in the same commit.
         by_matrix = by_matrix or (kind == "rename" and step == vid)
         if (kind not in RESULT_KINDS or step != vid) and not by_matrix:
@@ -734,13 +721,9 @@ def _load_cache(path: str, key: str) -> dict[str, Any]:
 
 def _save_cache(path: str, data: dict[str, Any]) -> None:
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data, separators=(",", ":")), durable=False)
     except OSError:
-        pass  # a cache that cannot be written only costs time
+        return  # a cache that cannot be written only costs time
 
 
 def replay(
@@ -840,7 +823,7 @@ def verify(
     # A void version's findings stay on record as notes: its results never count.
     kept = []
     for f in report.findings:
-        if f.step and (f.step in report.void or f.step.split(".")[0] in report.void):
+        if f.step and (f.step in report.void or base_id(f.step) in report.void):
             report.notes.append(Note(f.commit, "void", f.step, f.path, f"[{f.rule}] {f.message}"))
         else:
             kept.append(f)
@@ -890,8 +873,7 @@ def witness_findings(store: Store, versions: dict[str, VState], hidden: set[str]
 def require_clean(store: Store, config: Any, config_file: str, vid: str, tip: str | None) -> str:
     """The registration commit of ``vid``; Refused when its history has findings."""
     report = verify(store, config, config_file, tip)
-    key = vid.split(".")[0] if "." in vid else vid
-    reg = report.registrations.get(key)
+    reg = report.registrations.get(base_id(vid))
     if reg is None:
         raise Refused(
             f"{vid} has no registration commit on this branch", f"git ledger register {vid} ..."

@@ -10,18 +10,14 @@ from __future__ import annotations
 import json
 import os
 
+from ledger.repobase import stat_key, write_atomic
+
 REPORT_FILE = "verify-report.json"
 
 
 def refs_key(common: str) -> str:
     """What the witness refs are, as the file system sees them (loose and packed)."""
-    parts = []
-    for path in (os.path.join(common, "packed-refs"),):
-        try:
-            st = os.stat(path)
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}")
-        except OSError:
-            parts.append("-")
+    parts = [stat_key(os.path.join(common, "packed-refs"))]
     base = os.path.join(common, "refs", "ledger")
     for root, _dirs, files in sorted(os.walk(base)):
         for name in sorted(files):
@@ -43,13 +39,9 @@ def save(
 ) -> None:
     data = {"tip": tip, "refs": refs_key(common), "findings": findings, "notes": notes or []}
     try:
-        os.makedirs(state_dir, exist_ok=True)
-        tmp = os.path.join(state_dir, f".{REPORT_FILE}.{os.getpid()}.tmp")
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-        os.replace(tmp, os.path.join(state_dir, REPORT_FILE))
+        write_atomic(os.path.join(state_dir, REPORT_FILE), json.dumps(data), durable=False)
     except OSError:
-        pass  # a cache that cannot be written only costs time
+        return  # a cache that cannot be written only costs time
 
 
 def load(state_dir: str, common: str, tip: str) -> list[dict[str, str]] | None:

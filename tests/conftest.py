@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -64,6 +64,31 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
 
 
 @pytest.fixture
+def figure(record_property: Callable[[str, object], None]) -> Callable[[str], None]:
+    """Report a measured figure; printed at the end of the run under "figures"."""
+
+    def say(text: str) -> None:
+        record_property("figure", text)
+
+    return say
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    figures = [
+        str(value)
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if isinstance(report, pytest.TestReport) and report.when == "call"
+        for name, value in report.user_properties
+        if name == "figure"
+    ]
+    if figures:
+        terminalreporter.section("figures")
+        for line in figures:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture
 def bare_repo(tmp_path: Path) -> Iterator[Repo]:
     path = tmp_path / "repo"
     path.mkdir()
@@ -76,3 +101,36 @@ def repo(bare_repo: Repo) -> Repo:
     """A repository with an initialised versions ledger."""
     bare_repo.ok("init")
     return bare_repo
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout built as a wheel, once per test session (per worker under xdist;
+    the modules that use it share one xdist group, so one worker builds it)."""
+    import subprocess
+
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        check=True,
+        env={**os.environ, "PIP_CACHE_DIR": PIP_CACHE},
+    )
+    return next(out.glob("git_ledger-*.whl"))
+
+
+@pytest.fixture(scope="session")
+def wheel_venv(built_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with the wheel installed without extras: what
+    `pip install git-ledger` gives a user. Installed once; tests only run it."""
+    import subprocess
+
+    venv = tmp_path_factory.mktemp("wheel-venv") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GIT_", "LEDGER_", "PYTHON", "VIRTUAL_ENV"))
+    }
+    env["PIP_CACHE_DIR"] = PIP_CACHE
+    subprocess.run([str(venv / "bin/pip"), "install", "-q", str(built_wheel)], check=True, env=env)
+    return venv

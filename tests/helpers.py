@@ -6,9 +6,15 @@ import hashlib
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+# A figure a test measured (a count, a rate): conftest's ``figure`` fixture collects
+# them and pytest prints them in a "figures" section at the end of the run, from
+# every xdist worker.
+Figure = Callable[[str], None]
 
 
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:

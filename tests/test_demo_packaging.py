@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import PIP_CACHE
 from tests.helpers import git, ledger
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,15 +47,13 @@ def test_demo_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     assert (tmp_path / "x" / "keep.txt").read_text() == "mine\n"
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-        check=True,
-        env={**os.environ, "PIP_CACHE_DIR": PIP_CACHE},
-    )
-    return next(out.glob("git_ledger-*.whl"))
+# The installed wheel is shared with test_user_path: one worker builds it.
+pytestmark = pytest.mark.xdist_group("wheel")
+
+
+@pytest.fixture
+def wheel(built_wheel: Path) -> Path:
+    return built_wheel
 
 
 def test_wheel_ships_hooks_and_templates(wheel: Path) -> None:
@@ -73,13 +69,9 @@ def test_wheel_ships_hooks_and_templates(wheel: Path) -> None:
         assert required in names, required
 
 
-def test_fresh_venv_pip_install_then_git_ledger_demo(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+def test_fresh_venv_pip_install_then_git_ledger_demo(wheel_venv: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PIP_CACHE_DIR"] = PIP_CACHE
-    subprocess.run([str(venv / "bin/pip"), "install", "-q", str(wheel)], check=True, env=env)
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+    env["PATH"] = f"{wheel_venv / 'bin'}{os.pathsep}{env['PATH']}"
     demo = subprocess.run(
         ["git", "ledger", "demo", str(tmp_path / "demo")],
         cwd=tmp_path,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, fingerprint, git, ledger, register
+from tests.helpers import Figure, Repo, fingerprint, git, ledger, register
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -24,7 +24,9 @@ SOAK = os.environ.get("LEDGER_SOAK") == "1"
 POINTS = ("after-objects", "after-ref", "during-index")
 
 
-def test_eight_worktrees_writing_in_parallel_lose_nothing(repo: Repo, tmp_path: Path) -> None:
+def test_eight_worktrees_writing_in_parallel_lose_nothing(
+    repo: Repo, tmp_path: Path, figure: Figure
+) -> None:
     workers, each = 8, (1000 if SOAK else 200)
     trees = []
     for i in range(workers):
@@ -47,7 +49,7 @@ def test_eight_worktrees_writing_in_parallel_lose_nothing(repo: Repo, tmp_path: 
         assert len(mine) == each and len(set(mine)) == each
         recorded += len(mine)
     locks = [p for p in (repo.path / ".git").rglob("*.lock") if p.name != "write.lock"]
-    print(
+    figure(
         f"concurrency: transitions attempted {workers * each}, recorded {recorded}, "
         f"lost {workers * each - recorded}, {recorded / seconds:.0f}/s"
     )
@@ -66,7 +68,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 30) ->
 
 
 def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
-    repo: Repo, tmp_path: Path
+    repo: Repo, tmp_path: Path, figure: Figure
 ) -> None:
     from ledger.commands import doctor
 
@@ -78,8 +80,17 @@ def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
         before = repo.head()
         signal_file = tmp_path / f"reached-{trial}"
         proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.writer", "--pause-at", point, str(signal_file),
-             str(repo.path), "1", f"t{trial}"],
+            [
+                sys.executable,
+                "-m",
+                "tests.writer",
+                "--pause-at",
+                point,
+                str(signal_file),
+                str(repo.path),
+                "1",
+                f"t{trial}",
+            ],
             cwd=ROOT,
         )
         _wait_for(signal_file, proc)
@@ -98,7 +109,7 @@ def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
         on_disk = (repo.path / f"training_log/notes/t{trial}-0000.json").exists()
         if clean and journal and on_disk == (after != before):
             recovered += 1
-    print(
+    figure(
         f"crash safety: trials {trials}, recovered {recovered}, old {outcomes['old']}, new {outcomes['new']}"
     )
     assert recovered == trials
@@ -173,7 +184,7 @@ def _refused(cwd: Path, repo: Repo, *args: str) -> None:
     }
 
 
-def test_bad_input_corpus_is_refused_cleanly(repo: Repo, tmp_path: Path) -> None:
+def test_bad_input_corpus_is_refused_cleanly(repo: Repo, tmp_path: Path, figure: Figure) -> None:
     toml = repo.path / "ledger.toml"
     toml.write_text(
         toml.read_text().replace('score = "$.score"', 'score = "$.score"\nloss = "$.loss"')
@@ -249,7 +260,7 @@ def test_bad_input_corpus_is_refused_cleanly(repo: Repo, tmp_path: Path) -> None
     outside.mkdir()
     _refused(outside, repo, "status")
     tried += 1
-    print(f"bad input: inputs tried {tried}, cleanly refused {tried}")
+    figure(f"bad input: inputs tried {tried}, cleanly refused {tried}")
     assert tried >= 40
 
 

@@ -51,6 +51,10 @@ def _measure(repo: Path, vid: str, means: dict[str, float], tmp: Path) -> None:
             cli(repo, "record", vid, "--gate", gate, "--seed", str(seed), str(path))
 
 
+# The module-scoped fixture is built once: its tests stay on one xdist worker.
+pytestmark = pytest.mark.xdist_group("report")
+
+
 @pytest.fixture(scope="module")
 def big_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Eleven versions over three gates, a refutation streak and its reflection, an

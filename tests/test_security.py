@@ -132,11 +132,25 @@ def test_nothing_from_a_hostile_push_runs_on_the_victim(tmp_path: Path) -> None:
     _remote, victim, attacker, markers = setup(tmp_path)
 
     # 1. git pull: both sides changed the generated README, so git runs the driver.
-    gl(victim, "register", "V1", "--bet", "wider model", "--gate", "recent",
-       "--files", "src/model.py", "--falsifier", "score not up")
+    gl(
+        victim,
+        "register",
+        "V1",
+        "--bet",
+        "wider model",
+        "--gate",
+        "recent",
+        "--files",
+        "src/model.py",
+        "--falsifier",
+        "score not up",
+    )
     pulled = subprocess.run(
         ["git", "pull", "--no-rebase", "--no-edit", "origin", "main"],
-        cwd=victim, capture_output=True, text=True, check=False,
+        cwd=victim,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert pulled.returncode == 0, pulled.stderr
     readme = (victim / "training_log" / "README.md").read_text()
@@ -154,7 +168,10 @@ def test_nothing_from_a_hostile_push_runs_on_the_victim(tmp_path: Path) -> None:
     git(victim, "fetch", "-q", "origin")
     merged = subprocess.run(
         ["git", "merge", "--no-edit", "origin/main"],
-        cwd=victim, capture_output=True, text=True, check=False,
+        cwd=victim,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert merged.returncode == 0, merged.stderr
     git(victim, "push", "-q", "origin", "HEAD:main")
@@ -206,11 +223,27 @@ def test_old_driver_definition_runs_repository_code_and_doctor_repairs_it(
     # next merge of the view imports the repository's ledger/ package (so the
     # payload is live, and the test above could fail).
     def merge_round(vid: str, note: str) -> None:
-        gl(victim, "register", vid, "--bet", f"bet {vid}", "--gate", "recent",
-           "--files", "src/model.py", "--falsifier", "score not up", "--force", "test")
+        gl(
+            victim,
+            "register",
+            vid,
+            "--bet",
+            f"bet {vid}",
+            "--gate",
+            "recent",
+            "--files",
+            "src/model.py",
+            "--falsifier",
+            "score not up",
+            "--force",
+            "test",
+        )
         subprocess.run(
             ["git", "pull", "--no-rebase", "--no-edit", "origin", "main"],
-            cwd=victim, capture_output=True, text=True, check=False,
+            cwd=victim,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         git(victim, "push", "-q", "origin", "HEAD:main", check=False)
         attacker_pushes_again(attacker, note)
@@ -231,7 +264,10 @@ def test_old_driver_definition_runs_repository_code_and_doctor_repairs_it(
     assert gl(victim, "doctor", check=False).stdout.count("security") == 0
     pulled = subprocess.run(
         ["git", "pull", "--no-rebase", "--no-edit", "origin", "main"],
-        cwd=victim, capture_output=True, text=True, check=False,
+        cwd=victim,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert pulled.returncode == 0, pulled.stderr
     no_markers(markers)
@@ -263,7 +299,7 @@ def test_every_spawn_site_uses_the_launcher() -> None:
 def test_installed_hook_is_isolated(repo: Repo) -> None:
     repo.ok("hooks", "install")
     hook = (repo.path / ".git" / "hooks" / "pre-commit").read_text()
-    assert '-I -S -c' in hook and "from ledger.hookrun import main" in hook
+    assert "-I -S -c" in hook and "from ledger.hookrun import main" in hook
     assert "${" not in hook.replace("${stage}", "")  # every placeholder rendered
 
 
@@ -335,20 +371,28 @@ def test_a_legacy_hook_that_is_git_ledgers_own_is_never_run(repo: Repo, tmp_path
     marker = tmp_path / "legacy-ran"
     # A legacy hook carrying git-ledger's identity: skipped (it would be the hook itself).
     (hooks / "pre-commit.legacy").write_text(
-        ours.replace("run_ledger \"$@\"\n", f"echo ran > {marker}\n", 1)
+        ours.replace('run_ledger "$@"\n', f"echo ran > {marker}\n", 1)
     )
     (hooks / "pre-commit.legacy").chmod(0o755)
     repo.write("training_log/notes.md", "a note\n")
     repo.git("add", "-A")
     proc = subprocess.run(
-        [str(hooks / "pre-commit")], cwd=repo.path, capture_output=True, text=True, timeout=60,
+        [str(hooks / "pre-commit")],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
     assert not marker.exists(), proc.stderr
     # A foreign legacy hook: runs, and its refusal stops the commit.
     (hooks / "pre-commit.legacy").write_text(f"#!/bin/sh\necho ran > {marker}\nexit 1\n")
     proc = subprocess.run(
-        [str(hooks / "pre-commit")], cwd=repo.path, capture_output=True, text=True, timeout=60,
+        [str(hooks / "pre-commit")],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
     assert marker.exists() and proc.returncode == 1
@@ -381,7 +425,9 @@ def test_run_outputs_are_never_written_through_a_committed_link(
     text = config.read_text()
     start, end = text.index("[gates.recent]"), text.index("[stats]")
     config.write_text(
-        text[:start] + CONFIG_GATE % json.dumps(sys.executable) + text[end:]
+        text[:start]
+        + CONFIG_GATE % json.dumps(sys.executable)
+        + text[end:]
         + '\n[run]\noutput_dir = "runs"\n'
     )
     outside = tmp_path / "victim-home"

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -37,18 +36,16 @@ class User:
         return proc
 
 
+# The installed wheel is shared with test_demo_packaging: one worker builds it.
+pytestmark = pytest.mark.xdist_group("wheel")
+
+
 @pytest.fixture(scope="module")
-def walked(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path, str]:
+def walked(
+    wheel_venv: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, str], Path, str]:
     base = tmp_path_factory.mktemp("user")
-    wheels = base / "wheel"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)],
-        check=True,
-        env={**os.environ, "PIP_CACHE_DIR": PIP_CACHE},
-    )
-    wheel = next(wheels.glob("git_ledger-*.whl"))
-    venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    venv = wheel_venv
     home = base / "home"
     home.mkdir()
     (home / ".gitconfig").write_text(
@@ -72,8 +69,6 @@ def walked(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Pa
         GIT_PAGER="cat",
         TZ="UTC",
     )
-    # The wheel alone, no extras: what `pip install git-ledger` gives a user.
-    subprocess.run([str(venv / "bin/pip"), "install", "-q", str(wheel)], check=True, env=env)
     work = base / "work"
     work.mkdir()
     script = "set -euo pipefail\n" + "\n".join(code for why, code in readme_blocks() if why is None)

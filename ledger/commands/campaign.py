@@ -11,6 +11,7 @@ from ledger.campaign import Campaign, Candidate
 from ledger.context import Context, open_preset
 from ledger.errors import BadInput, Refused
 from ledger.model.documents import decode_text, dump_json
+from ledger.repobase import write_atomic
 from ledger.store import Snapshot, Transition
 
 CONTRACT_SKELETON = """\
@@ -54,8 +55,7 @@ def contract(cwd: Path, file: Path | None, as_json: bool) -> int:
                 f"{target} is a symbolic link: the contract is written as a file of its own",
                 f"remove {target}, then retry",
             )
-        (workdir / target).parent.mkdir(parents=True, exist_ok=True)
-        (workdir / target).write_text(CONTRACT_SKELETON)
+        write_atomic(workdir / target, CONTRACT_SKELETON)
         raise Refused(
             f"wrote a skeleton {target}", "fill it in, then run 'git ledger contract' again"
         )
@@ -466,9 +466,7 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
             for rel, data in keep.items():
                 if data is None:
                     continue
-                target = temp / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                write_atomic(temp / rel, data, durable=False)  # a scratch clone
                 gitcli.run(["add", "--", rel], temp, clean_env=True)
             gitcli.run(
                 [

@@ -20,6 +20,7 @@ import click
 
 from ledger import launch, output
 from ledger.errors import BadInput, LedgerError
+from ledger.repobase import write_atomic
 from ledger.resources import read_resource
 
 CONFIG = """\
@@ -104,7 +105,7 @@ class Demo:
     def params(self, changes: dict[str, float], cwd: Path | None = None) -> None:
         """Write the baseline's parameters plus ``changes``: one bet, one change."""
         path = (cwd or self.repo) / "params.json"
-        path.write_text(json.dumps({**self.baseline, **changes}, indent=2, sort_keys=True) + "\n")
+        _write(path, json.dumps({**self.baseline, **changes}, indent=2, sort_keys=True) + "\n")
         output.say(f"$ edit params.json  # {', '.join(f'{k}={v}' for k, v in changes.items())}")
 
     def version(
@@ -134,6 +135,11 @@ class Demo:
             self.baseline.update(change)
 
 
+def _write(path: Path, text: str) -> None:
+    # A throwaway repository in a temporary directory: atomic, not flushed to disk.
+    write_atomic(path, text, durable=False)
+
+
 def run(directory: Path | None) -> int:
     started = time.monotonic()
     if directory is None:
@@ -157,11 +163,12 @@ def run(directory: Path | None) -> int:
         ("core.hooksPath", str(repo / ".git" / "hooks")),
     ):
         subprocess.run(["git", "config", key, value], cwd=repo, check=True)
-    (repo / "eval.py").write_text(read_resource("templates", "demo/eval.py"))
-    (repo / "params.json").write_text(
-        json.dumps({"dropout": 0.3, "lr": 0.1, "width": 32}, indent=2, sort_keys=True) + "\n"
+    _write(repo / "eval.py", read_resource("templates", "demo/eval.py"))
+    _write(
+        repo / "params.json",
+        json.dumps({"dropout": 0.3, "lr": 0.1, "width": 32}, indent=2, sort_keys=True) + "\n",
     )
-    (repo / "ledger.toml").write_text(CONFIG.format(python=json.dumps(launch.interpreter())))
+    _write(repo / "ledger.toml", CONFIG.format(python=json.dumps(launch.interpreter())))
     demo.git("add", "-A")
     demo.git("commit", "-q", "-m", "chore: an evaluation script and its parameters")
 
@@ -203,7 +210,7 @@ def run(directory: Path | None) -> int:
     text = path.read_text()
     for title, answer in SECTIONS.items():
         text = text.replace(f"## {title}\n", f"## {title}\n\n{answer}\n")
-    path.write_text(text)
+    _write(path, text)
     output.say("$ edit training_log/REFLECTION_V5.md  # answer the six sections")
     demo.ledger("reflect", "V5", "--commit")
     demo.ledger("triggers")
@@ -218,12 +225,13 @@ def run(directory: Path | None) -> int:
         "B": ("width", 64, "Width 64 raises the score"),
         "C": ("dropout", 0.1, "Dropout 0.1 raises the score"),
     }
-    spec.write_text(
+    _write(
+        spec,
         "".join(
             f'[cells.{name}]\nslug = "{key}"\nbet = "{bet}"\ngate = "recent"\nfiles = ["params.json"]\n'
             f'falsifier = "no gain beyond the adjusted threshold"\n\n'
             for name, (key, _, bet) in cells.items()
-        )
+        ),
     )
     demo.ledger("matrix", "new", "V6", "--spec", str(spec), "--cites", "REFLECTION_V5")
     spec.unlink()

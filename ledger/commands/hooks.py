@@ -15,6 +15,7 @@ from ledger import gitcli, launch, output
 from ledger.context import open_store
 from ledger.errors import BadInput, Refused
 from ledger.hookrun import STAGES
+from ledger.repobase import write_atomic
 from ledger.resources import read_resource, render
 
 IDENTITY = "# identity: git-ledger-hook v2"
@@ -77,10 +78,7 @@ def install(cwd: Path, allow_hooks_path: bool, framework: bool) -> int:
         if path.exists() and not is_ours(path):
             path.rename(target / f"{stage}.legacy")
             output.say(f"kept your existing {stage} hook as {stage}.legacy (it still runs first)")
-        tmp = path.with_name(f".{stage}.tmp")
-        tmp.write_text(script(stage))
-        tmp.chmod(0o755)
-        os.replace(tmp, path)
+        write_atomic(path, script(stage), mode=0o755)
     output.say(f"installed git-ledger hooks ({', '.join(STAGES)}) in {target}")
     _configure_driver(cwd)
     return 0
@@ -160,7 +158,7 @@ def install_framework(cwd: Path) -> int:
             raise BadInput(
                 f"{FRAMEWORK_CONFIG} has no 'repos:' list", "add the block from the README by hand"
             )
-        config.write_text(text.rstrip("\n") + "\n" + FRAMEWORK_BLOCK)
+        write_atomic(config, text.rstrip("\n") + "\n" + FRAMEWORK_BLOCK)
         output.say(f"added git-ledger hooks to {FRAMEWORK_CONFIG} (commit it)")
     proc = gitcli.run(["config", "--get", "core.hooksPath"], workdir, check=False)
     if proc.returncode == 0:

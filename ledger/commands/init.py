@@ -11,7 +11,8 @@ from ledger.context import load_config, open_store
 from ledger.errors import BadInput, Refused
 from ledger.mergeviews import attributes_text
 from ledger.model.config import CONFIG_FILE, parse_config
-from ledger.presets import DEFAULT, preset_for
+from ledger.presets import preset_for
+from ledger.repobase import DEFAULT_PRESET
 from ledger.resources import read_resource, render
 from ledger.state import README, TEMPLATE, LedgerState
 from ledger.store import Snapshot, Transition
@@ -42,7 +43,7 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         config = parse_config(config_text, config_name)
     else:
         config_name = CONFIG_FILE
-        chosen = preset or DEFAULT
+        chosen = preset or DEFAULT_PRESET
         config_text = render(
             read_resource("templates", f"ledger-{chosen}.toml"), dir=directory or "training_log"
         )

@@ -23,9 +23,10 @@ from ledger.context import Context, open_context
 from ledger.errors import BadInput, Refused
 from ledger.model.config import StatsTable
 from ledger.model.documents import Document, decode_text, parse_document, set_block
-from ledger.model.entries import CELL_NAME, CELL_SLUG, GateStat, MatrixCell, MatrixFront
+from ledger.model.entries import CELL_SLUG, GateStat, MatrixCell, MatrixFront
 from ledger.model.ids import check_case_unique, check_safe, parse_version
 from ledger.render.markdown import fmt, signed
+from ledger.repobase import is_cell_name, results_dir, write_atomic
 from ledger.state import LedgerState, cell_versions, load_state
 from ledger.store import Snapshot, Transition
 from ledger.verify import create_witness
@@ -100,7 +101,7 @@ def new(
         check_case_unique(name, list(raw)[:i], "cell name")
     parsed: list[MatrixCell] = []
     for name, item in sorted(raw.items()):
-        if not CELL_NAME.fullmatch(name):
+        if not is_cell_name(name):
             raise BadInput(f"cell name {name!r} must start with a capital letter, e.g. A")
         missing = [k for k in ("bet", "gate", "falsifier") if not item.get(k)]
         if missing:
@@ -239,10 +240,11 @@ def _publish(ctx: Context, branches: list[str]) -> None:
 
 def _exclude_worktrees(ctx: Context) -> None:
     exclude = ctx.store.common_dir / "info" / "exclude"
-    exclude.parent.mkdir(parents=True, exist_ok=True)
     text = exclude.read_text() if exclude.exists() else ""
     if "/.ledger/" not in text.splitlines():
-        exclude.write_text(text + ("" if text.endswith("\n") or not text else "\n") + "/.ledger/\n")
+        write_atomic(
+            exclude, text + ("" if text.endswith("\n") or not text else "\n") + "/.ledger/\n"
+        )
 
 
 def _find(ctx: Context, mid: str) -> tuple[LedgerState, str, MatrixFront]:
@@ -529,8 +531,7 @@ def conclude(
             if ref is None or cell.name == winner:
                 continue
             cell_snap = ctx.store.snapshot(str(ref.target))
-            prefix = f"{ctx.dir}/results/{mid}.{cell.name}/"
-            for file, blob in cell_snap.files(prefix.rstrip("/")).items():
+            for file, blob in cell_snap.files(results_dir(ctx.dir, f"{mid}.{cell.name}")).items():
                 if snap.blob_id(file) != blob:
                     writes[file] = cell_snap.read_blob(blob)
         front = matrix.model_copy(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger import gitcli, output, statuscache
 from ledger.configfile import ledger_dir, read_worktree_config
+from ledger.repobase import cell_of
 from ledger.runfiles import running
 
 if TYPE_CHECKING:
@@ -269,7 +270,7 @@ def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
     passing = [r for r in table.values() if r["pass"]]
     if passing:
         best = max(passing, key=lambda r: r["z"] or 0.0)
-        name = str(best["cell"]).rsplit(".", 1)[1]
+        name = cell_of(str(best["cell"]))
         return _action(
             "matrix-conclude",
             f"git ledger matrix conclude {mid} --winner {name}",

@@ -25,6 +25,7 @@ from ledger.mergeviews import configure_driver, regenerate, view_paths
 from ledger.model.documents import decode_text, parse_document
 from ledger.model.entries import VersionFront
 from ledger.model.ids import next_sibling, parse_version
+from ledger.repobase import results_dir
 from ledger.state import Version
 from ledger.store import Snapshot, Transition
 from ledger.verify import REMOTE_WITNESS, WITNESS, create_witness
@@ -123,9 +124,10 @@ def rename_collisions(ctx: Context, theirs: str) -> list[str]:
             writes[f"{base_dir}/{new}.md"] = (
                 doc.replace(front=front, body=doc.body + note).render().encode()
             )
-            for file, blob in snap.files(f"{base_dir}/results/{old}").items():
+            old_results = results_dir(base_dir, old)
+            for file, blob in snap.files(old_results).items():
                 writes[file] = None
-                target = f"{base_dir}/results/{new}/" + file[len(f"{base_dir}/results/{old}/") :]
+                target = results_dir(base_dir, new) + file[len(old_results) :]
                 data = snap.read_blob(blob).replace(
                     f'"version": "{old}"'.encode(), f'"version": "{new}"'.encode()
                 )

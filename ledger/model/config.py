@@ -14,10 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ledger.commitrules import DEFAULT_FREE_PATHS
-from ledger.configfile import CONFIG_FILE, PYPROJECT, has_tool_ledger
+from ledger import repobase
+from ledger.configfile import has_tool_ledger
 from ledger.errors import BadInput
 from ledger.model.ids import case_twin
+from ledger.repobase import CONFIG_FILE, PYPROJECT
 
 __all__ = ["CONFIG_FILE", "PYPROJECT", "LedgerConfig", "has_tool_ledger", "parse_config"]
 Direction = Literal["higher", "lower"]
@@ -99,9 +100,9 @@ class GateConfig(_Table):
 
 
 class LedgerTable(_Table):
-    dir: str = "training_log"
-    preset: Literal["versions", "campaign", "batches"] = "versions"
-    id_prefix: str = "V"
+    dir: str = repobase.DEFAULT_DIR
+    preset: Literal["versions", "campaign", "batches"] = repobase.DEFAULT_PRESET
+    id_prefix: str = repobase.DEFAULT_ID_PREFIX
 
     @field_validator("dir")
     @classmethod
@@ -155,12 +156,13 @@ class TriggersTable(_Table):
 
 
 class HooksTable(_Table):
-    require_open_version: bool = True
-    max_files_warning: int = Field(default=3, ge=1)
-    warn_outside_plan: bool = True
-    conventional_commits: bool = True
+    # The hooks' fast path reads these keys too: defaults and names in ledger.repobase.
+    require_open_version: bool = repobase.DEFAULT_REQUIRE_OPEN_VERSION
+    max_files_warning: int = Field(default=repobase.DEFAULT_MAX_FILES_WARNING, ge=1)
+    warn_outside_plan: bool = repobase.DEFAULT_WARN_OUTSIDE_PLAN
+    conventional_commits: bool = repobase.DEFAULT_CONVENTIONAL_COMMITS
     # Documentation and tooling: committed with no version open (see commitrules).
-    free_paths: list[str] = Field(default_factory=lambda: list(DEFAULT_FREE_PATHS))
+    free_paths: list[str] = Field(default_factory=lambda: list(repobase.DEFAULT_FREE_PATHS))
 
 
 class RunTable(_Table):
@@ -318,10 +320,8 @@ def parse_config(text: str, where: str = CONFIG_FILE) -> LedgerConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{where}: not valid TOML: {exc}", "fix the syntax error") from None
-    prefix: tuple[str, ...] = ()
-    if where.endswith(PYPROJECT):
-        data = data.get("tool", {}).get("ledger", {})
-        prefix = ("tool", "ledger")
+    prefix = ("tool", "ledger") if where.endswith(PYPROJECT) else ()
+    data = repobase.ledger_table(data, where) or {}
     try:
         return LedgerConfig.model_validate(data)
     except ValidationError as exc:

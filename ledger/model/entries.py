@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ledger.repobase import is_cell_name
+
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
 VERDICTS: tuple[str, ...] = ("confirmed", "refuted", "inconclusive")
 
@@ -145,7 +147,6 @@ class PhaseFront(_Entry):
 # A cell's name and slug become a branch and a directory under .ledger/worktrees/:
 # a matrix file arriving from a remote is held to what ``matrix new`` writes, so
 # no pushed entry can steer a worktree (or a git command) anywhere else.
-CELL_NAME = re.compile(r"[A-Z][A-Za-z0-9]{0,15}")
 CELL_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
@@ -174,7 +175,7 @@ class MatrixFront(_Entry):
     @model_validator(mode="after")
     def _cells_are_what_matrix_new_writes(self) -> MatrixFront:
         for cell in self.cells:
-            if not CELL_NAME.fullmatch(cell.name):
+            if not is_cell_name(cell.name):
                 raise ValueError(f"cell name {cell.name!r} is not a capital letter and letters/digits")
             if len(cell.slug) > 40 or not CELL_SLUG.fullmatch(cell.slug):
                 raise ValueError(f"cell {cell.name}: slug {cell.slug!r} is not a-z, 0-9 and '-'")
@@ -196,14 +197,6 @@ class Provenance(_Entry):
     wall_time_s: float | None = None
     replaced: str | None = None
     remeasure: str | None = None
-
-
-def result_stem(seed: str | None, window: str | None, replicate: int | None, failed: bool) -> str:
-    """The file name (without .json) of a result: seed-42, window-w3-r2, seed-1-failed."""
-    stem = f"seed-{seed}" if seed is not None else f"window-{window}"
-    if replicate is not None:
-        stem += f"-r{replicate}"
-    return stem + ("-failed" if failed else "")
 
 
 class ResultFile(_Entry):

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ledger.errors import BadInput
+from ledger.repobase import split_version
 
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -54,30 +55,22 @@ class VersionId:
         return VersionId(self.prefix, self.number, sibling)
 
 
-def version_pattern(prefix: str) -> re.Pattern[str]:
-    return re.compile(
-        rf"^{re.escape(prefix)}(?P<num>\d{{1,9}})(?P<sib>[a-z]{{0,2}})"
-        rf"(?:\.(?P<cell>[A-Z][A-Za-z0-9]{{0,15}}))?$"
-    )
-
-
 def parse_version(value: str, prefix: str) -> VersionId:
     check_safe(value, "version id")
-    match = version_pattern(prefix).match(value)
-    if not match:
+    parsed = try_parse_version(value, prefix)
+    if parsed is None:
         raise BadInput(
             f"invalid version id {value!r}",
             f"expected {prefix}<number> with an optional sibling letter, e.g. {prefix}200 "
             f"or {prefix}200a (cells: {prefix}213.A)",
         )
-    return VersionId(prefix, int(match["num"]), match["sib"], match["cell"] or "")
+    return parsed
 
 
 def try_parse_version(value: str, prefix: str) -> VersionId | None:
-    match = version_pattern(prefix).match(value)
-    if not match:
-        return None
-    return VersionId(prefix, int(match["num"]), match["sib"], match["cell"] or "")
+    """The grammar lives in :func:`ledger.repobase.split_version` (the hooks read ids too)."""
+    parts = split_version(value, prefix)
+    return None if parts is None else VersionId(prefix, *parts)
 
 
 def case_twin(name: str, taken: Iterable[str]) -> str | None:

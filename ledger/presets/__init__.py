@@ -8,13 +8,16 @@ shows. Everything else (state loading, the hooks, the merge driver, ``init``,
 compared anywhere else in the code (a test greps for it).
 
 This module is imported by the hooks' fast path: it uses nothing beyond what
-a ``python -S`` interpreter has loaded already (``abc``), and the preset
+a ``python -S`` interpreter has loaded already (``abc``) and
+:mod:`ledger.repobase`, and the preset
 modules themselves are imported only by :func:`preset_for`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+
+from ledger.repobase import DEFAULT_PRESET
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see ledger.hookrun
 if TYPE_CHECKING:
@@ -27,7 +30,6 @@ if TYPE_CHECKING:
     from ledger.store import Snapshot, Store
 
 NAMES = ("versions", "campaign", "batches")
-DEFAULT = "versions"
 
 # What the hooks' fast path needs to know about a preset, without importing it:
 # - code_needs_version: a code commit must belong to an open version
@@ -42,7 +44,7 @@ _HOOK_FACTS = {
 
 def hook_facts(name: str | None) -> dict[str, bool]:
     """The fast-path facts of preset ``name`` (an unknown name is treated as the default)."""
-    return _HOOK_FACTS.get(name or DEFAULT, _HOOK_FACTS[DEFAULT])
+    return _HOOK_FACTS.get(name or DEFAULT_PRESET, _HOOK_FACTS[DEFAULT_PRESET])
 
 
 class Preset(ABC):

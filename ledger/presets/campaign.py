@@ -254,16 +254,7 @@ class CampaignPreset(Preset):
         camp = campaign.load(ctx.config, ctx.store.snapshot())
         return {
             "candidates": [
-                {
-                    "seq": c.seq,
-                    "commit": c.commit,
-                    "epoch": c.epoch,
-                    "verdict": c.verdict,
-                    "reason": c.reason,
-                    "notes": c.notes,
-                    "measurements": c.measurements,
-                    "invalidated": c.epoch < camp.epoch,
-                }
+                {**c.summary(camp.epoch), "measurements": c.measurements}
                 for c in camp.candidates
             ],
             "adjustments": camp.adjustments(),

@@ -7,7 +7,7 @@ from typing import Any
 
 from ledger.render import plots
 from ledger.render.markdown import fmt, signed
-from ledger.render.report import WATERMARK
+from ledger.render.report import BASELINE_HEADERS, WATERMARK, baseline_cells
 
 CSS = """
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1b1f24; --muted: #5b6370; --line: #d8dde3;
@@ -76,41 +76,10 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
             + "</section>"
         )
     if data["baseline"]:
-        rows = [
-            [
-                _e(b["gate"]),
-                _e(f"{b['metric']} ({b['direction']})"),
-                _e(b["version"]),
-                _e(fmt(b["mean"])),
-                _e(b["n"]),
-                _e(fmt(b["sigma"])),
-                _e(b["latest_version"] or "—"),
-                _e(fmt(b["delta_vs_parent"])),
-                _e(fmt(b["delta_vs_best"])),
-                _e(b["status"]),
-                _e(b["change"] or "—"),
-            ]
-            for b in data["baseline"]
-        ]
+        rows = [[_e(cell) for cell in baseline_cells(b)] for b in data["baseline"]]
         sections.append(
             '<section id="baseline"><h2>Standing baseline</h2>'
-            + _table(
-                [
-                    "gate",
-                    "metric",
-                    "best",
-                    "mean",
-                    "n",
-                    "σ",
-                    "latest",
-                    "Δ vs parent",
-                    "Δ vs best",
-                    "status",
-                    "change",
-                ],
-                rows,
-                {3, 4, 5},
-            )
+            + _table(list(BASELINE_HEADERS), rows, {3, 4, 5})
             + "</section>"
         )
     figures = []

@@ -159,6 +159,39 @@ def _series(state: LedgerState) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+# The standing-baseline table, one row per gate: the same in markdown and html.
+BASELINE_HEADERS = (
+    "gate",
+    "metric",
+    "best",
+    "mean",
+    "n",
+    "σ",
+    "latest",
+    "Δ vs parent",
+    "Δ vs best",
+    "status",
+    "change",
+)
+
+
+def baseline_cells(b: dict[str, Any]) -> tuple[str, ...]:
+    """One gate's row of the standing-baseline table (``gather``'s ``baseline`` item)."""
+    return (
+        b["gate"],
+        f"{b['metric']} ({b['direction']})",
+        b["version"],
+        fmt(b["mean"]),
+        str(b["n"]),
+        fmt(b["sigma"]),
+        b["latest_version"] or "—",
+        fmt(b["delta_vs_parent"]),
+        fmt(b["delta_vs_best"]),
+        b["status"],
+        b["change"] or "—",
+    )
+
+
 def table(headers: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
@@ -214,35 +247,8 @@ def markdown(data: dict[str, Any]) -> str:
             "### Standing baseline",
             "",
             table(
-                [
-                    "gate",
-                    "metric",
-                    "best",
-                    "mean",
-                    "n",
-                    "σ",
-                    "latest",
-                    "Δ vs parent",
-                    "Δ vs best",
-                    "status",
-                    "change",
-                ],
-                [
-                    [
-                        b["gate"],
-                        f"{b['metric']} ({b['direction']})",
-                        b["version"],
-                        fmt(b["mean"]),
-                        b["n"],
-                        fmt(b["sigma"]),
-                        b["latest_version"] or "—",
-                        fmt(b["delta_vs_parent"]),
-                        fmt(b["delta_vs_best"]),
-                        b["status"],
-                        b["change"] or "—",
-                    ]
-                    for b in data["baseline"]
-                ],
+                list(BASELINE_HEADERS),
+                [list(baseline_cells(b)) for b in data["baseline"]],
             ),
         ]
     if data["triggers"]:
