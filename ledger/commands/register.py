@@ -146,8 +146,8 @@ def mde_for(state: LedgerState, gate: str) -> tuple[float, float, float] | None:
         stat = next((g for g in conclusion.gates if g.gate == gate), None) if conclusion else None
         if stat is not None and stat.pairing in ("paired", "walk-forward") and stat.sigma:
             # The verdict's own rule at the same design: SE on n_eff and the degrees of
-            # freedom the comparison had (overlapping windows: far fewer than n_eff - 1
-            # suggests when n_eff is near 1).
+            # freedom the comparison had (for overlapping windows, their spread's own df,
+            # not n_eff - 1, which near n_eff = 1 made the MDE explode).
             n_eff = max(stat.n_eff, 1.0)
             se = stat.sigma / math.sqrt(n_eff)
             return (
