@@ -1,10 +1,16 @@
-"""Calibration of the verdict statistics by simulation (seeded, deterministic).
+"""Calibration of the verdicts by simulation (seeded, deterministic).
 
-Every simulated version goes through the same functions the verdict uses
-(ledger.stats.compare_keyed, compare_windows, adjusted_passes); numpy only
-draws the data. Prints, per design, the rate at which a version with no true
-effect is confirmed, the rate at an effect equal to the reported MDE, and for
-matrices the family-wise false-winner rate.
+Every simulated version is a ledger state (a concluded baseline V1 and the
+version V2 with their result entries, seeds or dated windows) judged by the
+code ``conclude`` runs: ledger.verdicts.evidence for the statistics and
+ledger.commands.conclude.allowed for whether "confirmed" is contradicted; a
+simulated matrix's cells are compared by ledger.baseline.compare and decided by
+ledger.commands.matrix.adjudicate, as ``matrix conclude`` decides them. numpy
+only draws the numbers.
+
+Prints, per design, the rate at which a version with no true effect is
+confirmed, the rate at an effect equal to the MDE the evidence reports (and at
+the MDE for the true σ), and for matrices the family-wise false-winner rate.
 
     python -m bench.calibration [--sims 1000]
 """
@@ -18,11 +24,57 @@ from datetime import date, timedelta
 import numpy as np
 
 from ledger import stats
+from ledger.baseline import compare
+from ledger.commands.conclude import allowed
+from ledger.commands.matrix import adjudicate
+from ledger.model.config import LedgerConfig
+from ledger.model.entries import Conclusion, GateStat, Provenance, ResultFile, VersionFront
+from ledger.state import LedgerState, Result, Version
+from ledger.verdicts import evidence
 
-ALPHA = 0.05
-POWER = 0.8
-SIGMA_K = 2.0
-SMALL_N = 30
+
+def config(pairing: str = "auto") -> LedgerConfig:
+    """Seeds with a measured σ (no noise floor), and walk-forward with the bar mean Δ > 0."""
+    return LedgerConfig.model_validate(
+        {
+            "stats": {"pairing": pairing},
+            "gates": {
+                "seeds": {"metric": "score", "metrics": {"score": "$.score"}},
+                "wf": {
+                    "metric": "score",
+                    "mode": "walk-forward",
+                    "bar": {"mean": 0.0},
+                    "metrics": {"score": "$.score"},
+                },
+            },
+        }
+    )
+
+
+CONFIG = config()
+STATS = CONFIG.stats
+PROVENANCE = Provenance(
+    source_sha256="0" * 64, source_name="sim.json", code_commit=None, dirty=False
+)
+BASELINE = Version(
+    VersionFront(
+        id="V1",
+        bet="the baseline",
+        gate="seeds",
+        falsifier="-",
+        conclusion=Conclusion(verdict="confirmed", next="-"),
+    ),
+    "training_log/V1.md",
+    "",
+)
+OPEN = {
+    gate: Version(
+        VersionFront(id="V2", parent="V1", bet="the bet", gate=gate, falsifier="-"),
+        "training_log/V2.md",
+        "",
+    )
+    for gate in ("seeds", "wf")
+}
 
 
 @dataclass(frozen=True)
@@ -37,54 +89,104 @@ class Rates:
     unpaired_mde: float | None = None
 
 
-def _keyed(values: np.ndarray) -> dict[str, float]:
-    return {str(i + 1): float(v) for i, v in enumerate(values)}
+def _results(
+    vid: str, gate: str, values: np.ndarray, spans: list[tuple[date, date]] | None = None
+) -> list[Result]:
+    out = []
+    for i, value in enumerate(values):
+        key = str(i + 1)
+        span = spans[i] if spans else None
+        data = ResultFile(
+            version=vid,
+            gate=gate,
+            seed=None if span else key,
+            window=f"w{key}" if span else None,
+            window_start=span[0].isoformat() if span else None,
+            window_end=span[1].isoformat() if span else None,
+            metrics={"score": float(value)},
+            provenance=PROVENANCE,
+        )
+        out.append(Result(data, f"training_log/results/{vid}/{gate}/{key}.json"))
+    return out
 
 
-def _paired_draws(
-    rng: np.random.Generator, sims: int, n: int, delta: float, split_sd: float, noise_sd: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Baseline and version per seed; both share the seed's split (split_sd)."""
-    split = rng.normal(0.0, split_sd, (sims, n))
-    base = 10.0 + split + rng.normal(0.0, noise_sd, (sims, n))
-    new = 10.0 + delta + split + rng.normal(0.0, noise_sd, (sims, n))
-    return base, new
+def _state(
+    cfg: LedgerConfig,
+    gate: str,
+    base: np.ndarray,
+    new: dict[str, np.ndarray],
+    spans: list[tuple[date, date]] | None = None,
+) -> LedgerState:
+    """V1 concluded with ``base``; each of ``new``'s ids measured on ``gate``."""
+    results = _results("V1", gate, base, spans)
+    for vid, values in new.items():
+        results += _results(vid, gate, values, spans)
+    versions = [BASELINE, OPEN[gate]] if "V2" in new else [BASELINE]
+    return LedgerState(config=cfg, commit_id=None, versions=versions, results=results)
 
 
-def _confirmed_seeds(base: np.ndarray, new: np.ndarray) -> tuple[float, float]:
-    """(confirmed rate, median MDE the evidence reported)."""
+def judge(state: LedgerState) -> tuple[bool, GateStat]:
+    """What ``conclude V2 --verdict confirmed`` would say: allowed?, and the evidence."""
+    target = evidence(state, "V2")[0]
+    return allowed(target, None)["confirmed"] is None, target
+
+
+def _rates(
+    base: np.ndarray,
+    new: np.ndarray,
+    gate: str,
+    cfg: LedgerConfig = CONFIG,
+    spans: list[tuple[date, date]] | None = None,
+) -> tuple[float, float]:
+    """(rate at which confirmed is allowed, median MDE the evidence reported)."""
     hits = 0
     mdes = []
     for b, v in zip(base, new, strict=True):
-        found = stats.compare_keyed(
-            _keyed(b),
-            _keyed(v),
-            sign=1.0,
-            floor=None,
-            sigma_k=SIGMA_K,
-            alpha=ALPHA,
-            power=POWER,
-            small_n=SMALL_N,
-        )
-        hits += found is not None and found.outcome == stats.IMPROVED
-        if found is not None and found.mde is not None:
-            mdes.append(found.mde)
+        ok, target = judge(_state(cfg, gate, b, {"V2": v}, spans))
+        hits += ok
+        if target.mde is not None:
+            mdes.append(target.mde)
     return hits / len(base), float(np.median(mdes))
 
 
+SPLIT_SD, NOISE_SD = 1.0, 0.3  # the split's variance dominates, the eval's own is small
+
+
+def _paired_draws(
+    rng: np.random.Generator, sims: int, n: int, delta: float, cells: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """Baseline (sims, n) and version(s) (sims, cells, n); every arm shares the seed's split."""
+    split = rng.normal(0.0, SPLIT_SD, (sims, 1, n))
+    base = 10.0 + split[:, 0, :] + rng.normal(0.0, NOISE_SD, (sims, n))
+    arms = 10.0 + delta + split + rng.normal(0.0, NOISE_SD, (sims, cells, n))
+    return base, arms
+
+
 def paired_seeds(sims: int = 1000, n: int = 5, seed: int = 17) -> Rates:
-    """Seeds sharing a split: the split's variance dominates, the eval's own noise is small."""
+    """Seeds that share a data split, compared paired (SE from per-seed differences)."""
     rng = np.random.default_rng(seed)
-    split_sd, noise_sd = 1.0, 0.3
-    base, new = _paired_draws(rng, sims, n, 0.0, split_sd, noise_sd)
-    null, reported = _confirmed_seeds(base, new)
-    sd_diff = noise_sd * np.sqrt(2.0)
-    mde = stats.mde(sd_diff, n, ALPHA, POWER, SMALL_N, sigma_k=SIGMA_K, paired=True)
-    sd_each = float(np.hypot(split_sd, noise_sd))
-    unpaired = stats.mde(sd_each, n, ALPHA, POWER, SMALL_N, sigma_k=SIGMA_K, paired=False)
-    at_mde = _confirmed_seeds(*_paired_draws(rng, sims, n, mde, split_sd, noise_sd))[0]
-    at_reported = _confirmed_seeds(*_paired_draws(rng, sims, n, reported, split_sd, noise_sd))[0]
-    return Rates(f"paired seeds (n={n})", sims, null, mde, at_mde, reported, at_reported, unpaired)
+    base, arms = _paired_draws(rng, sims, n, 0.0)
+    null, reported = _rates(base, arms[:, 0], "seeds")
+    unpaired = _rates(base, arms[:, 0], "seeds", config("off"))[1]
+    true_mde = stats.mde(
+        NOISE_SD * np.sqrt(2.0), n, STATS.alpha, STATS.power, STATS.small_n, sigma_k=STATS.sigma_k
+    )
+    at_mde = _rates(*_first(_paired_draws(rng, sims, n, true_mde)), "seeds")[0]
+    at_reported = _rates(*_first(_paired_draws(rng, sims, n, reported)), "seeds")[0]
+    return Rates(
+        f"paired seeds sharing a split (n={n})",
+        sims,
+        null,
+        true_mde,
+        at_mde,
+        reported,
+        at_reported,
+        unpaired,
+    )
+
+
+def _first(draws: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    return draws[0], draws[1][:, 0]
 
 
 def _windows(n: int, length: int, step: int) -> list[tuple[date, date]]:
@@ -98,87 +200,57 @@ def _windows(n: int, length: int, step: int) -> list[tuple[date, date]]:
 def walk_forward(
     sims: int = 1000, n: int = 12, length: int = 90, step: int = 45, seed: int = 18
 ) -> Rates:
-    """Overlapping windows: each window's Δ is the mean of daily Δ over its span, so
-    windows that share days are correlated exactly as their overlap says."""
+    """Overlapping windows: each window's value is the mean of daily values over its span,
+    so windows that share days are correlated exactly as their overlap says."""
     rng = np.random.default_rng(seed)
     spans = _windows(n, length, step)
     design = stats.window_design(spans, n)
-    n_eff = design.n_eff
     days = (n - 1) * step + length
     daily_sd = 3.0
-    sigma_window = daily_sd / np.sqrt(length)
+    starts = np.arange(n) * step
 
-    def gains(delta: float) -> np.ndarray:
-        daily = rng.normal(delta, daily_sd, (sims, days))
+    def window_means(daily: np.ndarray) -> np.ndarray:
         c = np.concatenate([np.zeros((sims, 1)), np.cumsum(daily, axis=1)], axis=1)
-        starts = np.arange(n) * step
-        return (c[:, starts + length] - c[:, starts]) / length
+        return np.asarray((c[:, starts + length] - c[:, starts]) / length)
 
-    def rate(g: np.ndarray) -> tuple[float, float]:
-        hits = 0
-        mdes = []
-        for row in g:
-            found = stats.compare_windows(
-                [float(x) for x in row],
-                design,
-                sign=1.0,
-                bar={"mean": 0.0},
-                sigma_k=SIGMA_K,
-                alpha=ALPHA,
-                power=POWER,
-                small_n=SMALL_N,
-            )
-            hits += found.outcome == stats.IMPROVED
-            if found.mde is not None:
-                mdes.append(found.mde)
-        return hits / len(g), float(np.median(mdes))
+    def draws(delta: float) -> tuple[np.ndarray, np.ndarray]:
+        base = 100.0 + window_means(rng.normal(0.0, 1.0, (sims, days)))
+        return base, base + window_means(rng.normal(delta, daily_sd, (sims, days)))
 
-    null, reported = rate(gains(0.0))
-    se = float(sigma_window) / np.sqrt(n_eff)
-    mde = stats.mde_for_se(
-        float(se), design.df, sigma_k=SIGMA_K, alpha=ALPHA, power=POWER, small_n=SMALL_N
+    null, reported = _rates(*draws(0.0), "wf", spans=spans)
+    se = daily_sd / np.sqrt(length) / np.sqrt(design.n_eff)
+    true_mde = stats.mde_for_se(
+        float(se),
+        design.df,
+        sigma_k=STATS.sigma_k,
+        alpha=STATS.alpha,
+        power=STATS.power,
+        small_n=STATS.small_n,
     )
     return Rates(
-        f"walk-forward ({n} windows of {length}d every {step}d, n_eff={n_eff:.2f})",
+        f"walk-forward ({n} windows of {length}d every {step}d, n_eff={design.n_eff:.2f})",
         sims,
         null,
-        mde,
-        rate(gains(mde))[0],
+        true_mde,
+        _rates(*draws(true_mde), "wf", spans=spans)[0],
         reported,
-        rate(gains(reported))[0],
+        _rates(*draws(reported), "wf", spans=spans)[0],
     )
 
 
 def matrix(cells: int, sims: int = 1000, n: int = 5, seed: int = 19) -> float:
-    """Family-wise false-winner rate: no cell has an effect, all share the baseline and
-    its seeds; a false winner is any cell the adjusted rule lets win."""
+    """Family-wise false-winner rate: no cell has an effect, all share the baseline and its
+    seeds; a false winner is any cell ``matrix conclude`` would accept as the winner."""
     rng = np.random.default_rng(seed + cells)
-    split_sd, noise_sd = 1.0, 0.3
-    split = rng.normal(0.0, split_sd, (sims, 1, n))
-    base = 10.0 + split[:, 0, :] + rng.normal(0.0, noise_sd, (sims, n))
-    arms = 10.0 + split + rng.normal(0.0, noise_sd, (sims, cells, n))
+    base, arms = _paired_draws(rng, sims, n, 0.0, cells)
+    names = [chr(65 + c) for c in range(cells)]
     false = 0
     for s in range(sims):
-        zs: dict[str, float] = {}
-        dfs: dict[str, float | None] = {}
-        for c in range(cells):
-            found = stats.compare_keyed(
-                _keyed(base[s]),
-                _keyed(arms[s, c]),
-                sign=1.0,
-                floor=None,
-                sigma_k=SIGMA_K,
-                alpha=ALPHA,
-                power=POWER,
-                small_n=SMALL_N,
-            )
-            if found is not None and found.se:
-                zs[chr(65 + c)] = found.gain / found.se
-                dfs[chr(65 + c)] = found.df
-        passes = stats.adjusted_passes(
-            zs, ALPHA, {"3": 2.5, "5": 3.0}, sigma_k=SIGMA_K, small_n=SMALL_N, dfs=dfs, m=cells
+        state = _state(
+            CONFIG, "seeds", base[s], {f"V2.{x}": arms[s, c] for c, x in enumerate(names)}
         )
-        false += any(passed for _, passed in passes.values())
+        comparison = {x: compare(state, f"V2.{x}", "seeds", BASELINE) for x in names}
+        false += any(row["pass"] for row in adjudicate(STATS, comparison).values())
     return false / sims
 
 
@@ -187,10 +259,10 @@ def report(sims: int = 1000) -> list[str]:
     for r in (paired_seeds(sims), walk_forward(sims)):
         lines.append(
             f"{r.design}: {r.sims} versions; no effect → confirmed {r.null_confirmed:.1%}; "
-            f"effect = MDE at the true σ {r.mde:.4g} → confirmed {r.mde_confirmed:.1%}; "
-            f"effect = median MDE the evidence reported {r.reported_mde:.4g} → confirmed "
-            f"{r.reported_mde_confirmed:.1%}"
-            + (f" (unpaired MDE would be {r.unpaired_mde:.4g})" if r.unpaired_mde else "")
+            f"effect = the MDE the evidence reports {r.reported_mde:.4g} → confirmed "
+            f"{r.reported_mde_confirmed:.1%}; effect = the MDE at the true σ {r.mde:.4g} → "
+            f"confirmed {r.mde_confirmed:.1%}"
+            + (f" (unpaired, the MDE would be {r.unpaired_mde:.4g})" if r.unpaired_mde else "")
         )
     for cells in (3, 5, 8):
         lines.append(

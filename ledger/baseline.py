@@ -8,6 +8,7 @@ from, Δ, SE, the threshold and its source, and the outcome in words.
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 from datetime import date
@@ -34,6 +35,45 @@ def _per_key(results: list[Result], metric: str) -> dict[str, float]:
         if metric in r.data.metrics:
             groups.setdefault(r.key, []).append(r.data.metrics[metric])
     return {k: sum(v) / len(v) for k, v in groups.items()}
+
+
+@dataclass(frozen=True)
+class EvalNoise:
+    """The evaluation's own noise on a gate, from re-measurements of concluded versions."""
+
+    gate: str
+    sigma: float
+    pairs: int
+    versions: tuple[str, ...]
+
+
+def eval_noise(state: LedgerState, gate: str) -> EvalNoise | None:
+    """σ of one measurement from re-measuring a seed or window already on record.
+
+    Each re-measurement and the recorded value of the same seed are two draws of
+    the same code on the same split, so their difference has variance 2σ²:
+    σ = √(Σd² / 2N). Re-measurements never enter a verdict (``results_for``
+    leaves them out); this estimate is what they feed.
+    """
+    cfg = state.config.gates.get(gate)
+    if cfg is None:
+        return None
+    diffs: list[float] = []
+    versions: list[str] = []
+    for version in state.versions:
+        again = state.results_for(version.id, gate, remeasured=True)
+        if not again:
+            continue
+        recorded = _per_key(state.results_for(version.id, gate), cfg.metric)
+        for r in again:
+            value = r.data.metrics.get(cfg.metric)
+            if value is not None and r.key in recorded:
+                diffs.append(value - recorded[r.key])
+                if version.id not in versions:
+                    versions.append(version.id)
+    if not diffs:
+        return None
+    return EvalNoise(gate, stats.rms(diffs) / math.sqrt(2.0), len(diffs), tuple(versions))
 
 
 def _values(results: list[Result], metric: str) -> list[float]:

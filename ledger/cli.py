@@ -409,6 +409,12 @@ def _args_without(ctx: click.Context, flag: str) -> list[str]:
     is_flag=True,
     help="Record the runs that finished under a run that was killed (see 'doctor').",
 )
+@click.option(
+    "--remeasure",
+    default=None,
+    metavar="REASON",
+    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
+)
 @json_option
 @click.pass_context
 def run_(ctx: click.Context, /, **options: Any) -> int:

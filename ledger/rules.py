@@ -137,7 +137,11 @@ def firings(state: LedgerState) -> list[tuple[str, Finding]]:
                 if streak and (unit.gate != gate or unit.subsystem != streak[-1].subsystem):
                     streaks[gate] = []
         # 0. Goodhart tripwire: bets on a gate that did not improve it beyond noise,
-        # whatever their label, since the gate last improved.
+        # whatever their label, since the gate last improved (by any bet: one aimed at
+        # another gate that also moved this one's best beyond noise restarts the count).
+        for gate in streaks:
+            if _improved(unit, gate, marks):
+                streaks[gate] = []
         if _improved(unit, unit.gate, marks):
             streaks[unit.gate] = []
         else:
@@ -157,9 +161,10 @@ def firings(state: LedgerState) -> list[tuple[str, Finding]]:
                         ),
                     )
                 )
-        # 1. Stagnation: N bets in a row moved no gate's standing best.
-        moved = any(_improved(unit, g, marks) for g in marks)
-        stagnant = [] if moved else [*stagnant, unit]
+        # 1. Stagnation: N bets in a row did not improve their targeted gate beyond noise,
+        # whatever their label (an override-confirmed bet that moved some other gate
+        # still did not do what it bet on).
+        stagnant = [] if _improved(unit, unit.gate, marks) else [*stagnant, unit]
         if len(stagnant) >= cfg.stagnation_versions:
             ids = [u.id for u in stagnant]
             fired.append(
@@ -167,8 +172,8 @@ def firings(state: LedgerState) -> list[tuple[str, Finding]]:
                     unit.id,
                     Finding(
                         STAGNATION,
-                        f"{len(ids)} consecutive bets moved no gate's baseline beyond noise: "
-                        + ", ".join(ids),
+                        f"{len(ids)} consecutive bets did not improve their targeted gate "
+                        "beyond noise: " + ", ".join(ids),
                         "git ledger reflect",
                         {"versions": ids},
                     ),

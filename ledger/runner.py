@@ -12,6 +12,7 @@ log tail, never as a result.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import string
@@ -25,7 +26,13 @@ from pathlib import Path
 from ledger import gitcli, runfiles
 from ledger.context import Context
 from ledger.errors import BadInput
-from ledger.ingest import Measurement, build_failure, build_result, result_path
+from ledger.ingest import (
+    Measurement,
+    build_failure,
+    build_result,
+    check_measurement,
+    result_path,
+)
 from ledger.model.ids import case_twin, check_case_unique, check_safe
 from ledger.repobase import result_stem, results_dir
 from ledger.state import load_version
@@ -35,6 +42,9 @@ PLACEHOLDERS = frozenset({"version", "gate", "seed", "window", "out", "replicate
 PER_RUN = frozenset({"version", "seed", "window", "out", "replicate"})
 OUTPUT_ENV = "LEDGER_OUTPUT_DIR"
 KILL_GRACE_S = 5.0  # after SIGTERM on a timeout, SIGKILL
+# Re-measurements of a concluded version take replicate slots from here on: a
+# namespace of their own that the version's own replicates (1, 2, ...) never reach.
+REMEASURE_SLOT = 1000
 
 
 @dataclass(frozen=True)
@@ -152,6 +162,7 @@ def plan(
     replicates: int,
     out_dir: Path | None,
     replace: str | None,
+    remeasure: str | None = None,
 ) -> list[RunSpec]:
     template = ctx.config.gate(gate).command or ctx.config.run.command
     if template is None:
@@ -177,18 +188,37 @@ def plan(
     keys = seeds or windows
     for i, key in enumerate(keys):
         check_case_unique(key, keys[:i], "seed" if seeds else "window")
+    if remeasure is not None and replace is not None:
+        raise BadInput("--remeasure adds results and --replace replaces them: give one")
+    # Refused before anything runs (a concluded version without --remeasure, an open
+    # one with it), not after every seed has spent its time.
+    check_measurement(
+        ctx.config,
+        load_version(ctx.config, snap, vid),
+        Measurement(version=vid, gate=gate, seed=(seeds or ["1"])[0], remeasure=remeasure),
+    )
     specs = []
     for key in seeds or windows:
         check_safe(key, "seed" if seeds else "window")
+        slot = REMEASURE_SLOT
         for rep in range(1, replicates + 1):
+            replicate = rep if replicates > 1 else None
+            if remeasure is not None:
+                # A slot of its own, past any replicate the version's own runs use,
+                # so a re-measurement never lands on a file the verdict read.
+                taken = Measurement(vid, gate, key if seeds else None, None if seeds else key)
+                while snap.read(result_path(ctx.dir, dataclasses.replace(taken, replicate=slot))):
+                    slot += 1
+                replicate, slot = slot, slot + 1
             m = Measurement(
                 version=vid,
                 gate=gate,
                 seed=key if seeds else None,
                 window=None if seeds else key,
-                replicate=rep if replicates > 1 else None,
+                replicate=replicate,
                 conditions=conditions,
                 replace=replace,
+                remeasure=remeasure,
             )
             twin = case_twin(result_path(ctx.dir, m), recorded)
             if twin is not None:
@@ -209,7 +239,7 @@ def plan(
                 "seed": key if seeds else "",
                 "window": "" if seeds else key,
                 "out": str(out),
-                "replicate": str(rep),
+                "replicate": str(replicate or rep),
             }
             argv = [token.format_map(values) for token in template]
             specs.append(RunSpec(m, argv, out, root / f"{stem}.log"))
@@ -332,15 +362,18 @@ def record_runs(ctx: Context, runs: list[Finished]) -> list[Outcome]:
             writes[path] = data
             entries.append((path, failed, reason))
             lines.append(f"- {run.spec.label}: " + (f"FAILED ({reason})" if failed else "recorded"))
-        vid, gate = runs[0].spec.measurement.version, runs[0].spec.measurement.gate
+        first = runs[0].spec.measurement
+        vid, gate, remeasure = first.version, first.gate, first.remeasure
         failures = sum(1 for _, failed, _ in entries if failed)
-        summary = f"{len(runs) - failures} result(s)" + (f", {failures} failed" if failures else "")
+        what = "re-measurement(s)" if remeasure else "result(s)"
+        summary = f"{len(runs) - failures} {what}" + (f", {failures} failed" if failures else "")
         return Transition(
             kind="run" if failures < len(runs) else "run-failed",
             step=vid,
             subject=f"docs(ledger): {vid} run {gate}: {summary}",
             body="\n".join(lines),
             writes=writes,
+            trailers=(("Ledger-Remeasure", remeasure),) if remeasure else (),
         )
 
     ctx.store.transact(build)
@@ -359,6 +392,7 @@ def _measurement_record(m: Measurement) -> dict[str, object]:
         "replicate": m.replicate,
         "conditions": [list(pair) for pair in m.conditions],
         "replace": m.replace,
+        "remeasure": m.remeasure,
     }
 
 
@@ -381,6 +415,7 @@ def _finished_from(record: dict[str, object]) -> Finished | None:
             if isinstance(pair, list) and len(pair) == 2
         ),
         replace=None if m.get("replace") is None else str(m["replace"]),
+        remeasure=None if m.get("remeasure") is None else str(m["remeasure"]),
     )
     argv = record.get("argv")
     spec = RunSpec(
@@ -527,18 +562,29 @@ def outputs_in(ctx: Context, folders: list[Path]) -> tuple[str, ...]:
     return tuple(sorted(p for p in found if p != "."))
 
 
-def determinism_path(dir_: str, vid: str, gate: str) -> str:
-    return f"{dir_}/determinism/{vid}-{gate}.json"
+def determinism_path(dir_: str, vid: str, gate: str, slot: int | None = None) -> str:
+    tail = f"-r{slot}" if slot is not None else ""
+    return f"{dir_}/determinism/{vid}-{gate}{tail}.json"
 
 
-def store_determinism(ctx: Context, vid: str, gate: str, report: dict[str, object]) -> str:
+def store_determinism(
+    ctx: Context,
+    vid: str,
+    gate: str,
+    report: dict[str, object],
+    *,
+    remeasure: str | None = None,
+    slot: int | None = None,
+) -> str:
     """Commit the DETERMINISM outcome (per seed: spread, first divergent field) with the
-    results it judged, so show and the reports can say it later."""
+    results it judged, so show and the reports can say it later. A re-measurement's
+    outcome is a file of its own (named by its first slot) beside the original's."""
     from ledger.model.documents import dump_json
 
-    path = determinism_path(ctx.dir, vid, gate)
+    path = determinism_path(ctx.dir, vid, gate, slot)
     verdict = "PASS" if report.get("pass") else "FAIL"
-    data = dump_json({"version": vid, "gate": gate, **report}).encode()
+    extra = {"remeasure": remeasure} if remeasure is not None else {}
+    data = dump_json({"version": vid, "gate": gate, **extra, **report}).encode()
 
     def build(snap: Snapshot) -> Transition:
         return Transition(

@@ -52,6 +52,12 @@ def sample(values: Sequence[float]) -> Sample:
     return Sample(n, mean, math.sqrt(var) * scale)
 
 
+def rms(values: Sequence[float]) -> float:
+    """Root mean square, computed without overflow for any finite input."""
+    scale = max(abs(v) for v in values) or 1.0
+    return math.sqrt(math.fsum((v / scale) ** 2 for v in values) / len(values)) * scale
+
+
 @lru_cache(maxsize=1024)
 def t_quantile(p: float, df: float) -> float:
     from scipy import stats

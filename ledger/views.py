@@ -31,7 +31,7 @@ def render_index(state: LedgerState) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _vs(delta: float | None, against: str | None) -> str:
+def delta_against(delta: float | None, against: str | None) -> str:
     from ledger.render.markdown import signed
 
     return f"{signed(delta)} ({against})" if delta is not None and against else "—"
@@ -52,8 +52,8 @@ def render_baseline(state: LedgerState) -> str:
         lines.append(
             f"| {row.gate} | {row.metric} ({row.direction}) | {row.version} | {fmt(row.mean)} "
             f"| {row.n} | {fmt(row.sigma)} | {row.latest_version or '—'} | {fmt(row.latest_mean)} "
-            f"| {row.status} | {_vs(row.delta_vs_parent, row.latest_parent)} "
-            f"| {_vs(row.delta_vs_best, row.version)} |"
+            f"| {row.status} | {delta_against(row.delta_vs_parent, row.latest_parent)} "
+            f"| {delta_against(row.delta_vs_best, row.version)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -174,3 +174,163 @@ def test_fields_diff_aligns_records_by_key(tmp_path: Path) -> None:
     assert same.code == 0 and "identical" in same.out
     bad = ledger(tmp_path, "fields-diff", str(a), str(b), "--key", "cycle,,side")
     assert bad.code == 2
+
+
+def test_run_remeasure_takes_its_own_slots_keeps_the_verdict_and_feeds_the_noise(
+    bare_repo: Repo,
+) -> None:
+    import math
+
+    from tests.scripted import Plan
+
+    repo = bare_repo
+    plan = Plan(repo, ("recent",))
+    register(repo, "V1")
+    plan.means("V1", recent=10.0)
+    plan.run("V1", "recent")
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    entry = (repo.path / "training_log/V1.md").read_text()
+    baseline = repo.ok("baseline", "--json").json()[0]
+    repo.git("status")
+    untouched = fingerprint(repo.path)
+    # Refused before anything runs: a concluded version without --remeasure, a
+    # re-measurement that would also replace, and an open version with it.
+    refused = repo.run("run", "V1", "--gate", "recent", "--seeds", "1")
+    assert refused.code == 1 and "--remeasure" in refused.err
+    both = repo.run(
+        "run", "V1", "--gate", "recent", "--seeds", "1", "--remeasure", "x", "--replace", "y"
+    )
+    assert both.code == 2 and len(both.err.strip().splitlines()) <= 2
+    assert fingerprint(repo.path) == untouched
+    # Re-measured: seed 1 comes back 0.3 higher, seed 2 0.4 lower (slot 1000).
+    plan.shift("V1", "recent", "1", 1000, 0.3)
+    plan.shift("V1", "recent", "2", 1000, -0.4)
+    out = repo.ok(
+        "run", "V1", "--gate", "recent", "--seeds", "1,2", "--remeasure", "seed check", "--json"
+    ).json()
+    assert [r["recorded"].rsplit("/", 1)[1] for r in out["runs"]] == [
+        "seed-1-r1000.json",
+        "seed-2-r1000.json",
+    ]
+    assert repo.trailers()["Ledger-Remeasure"] == "seed check"
+    # Twice more with replicates: the next free slots, never the version's own files;
+    # the DETERMINISM outcome is stored beside the original's, not over it.
+    again = repo.ok(
+        "run", "V1", "--gate", "recent", "--seeds", "1", "--replicates", "2",
+        "--remeasure", "twice more", "--json",
+    ).json()  # fmt: skip
+    assert [r["recorded"].rsplit("/", 1)[1] for r in again["runs"]] == [
+        "seed-1-r1001.json",
+        "seed-1-r1002.json",
+    ]
+    stored = json.loads((repo.path / "training_log/determinism/V1-recent-r1001.json").read_text())
+    assert stored["remeasure"] == "twice more" and stored["pass"] is True
+    assert "DETERMINISM (recent, re-measurement: twice more): PASS" in repo.ok("show", "V1").out
+    for name in ("seed-1-r1000", "seed-2-r1000", "seed-1-r1001", "seed-1-r1002"):
+        data = json.loads((repo.path / f"training_log/results/V1/recent/{name}.json").read_text())
+        assert data["provenance"]["remeasure"] in ("seed check", "twice more")
+    # The verdict and the baseline stand on the original four seeds.
+    assert (repo.path / "training_log/V1.md").read_text() == entry
+    assert repo.ok("baseline", "--json").json()[0] == baseline
+    # ... and the re-measurements feed the evaluation's own σ in the reflection:
+    # differences 0.3, -0.4, 0, 0 (slots 1001/1002 are unshifted) -> √(0.25/8).
+    repo.ok("reflect", "V1")
+    text = (repo.path / "training_log/REFLECTION_V1.md").read_text()
+    sigma = math.sqrt((0.3**2 + 0.4**2) / (2 * 4))
+    assert f"`recent`: eval noise σ {sigma:.4g} from 4 re-measurement(s) of V1" in text
+    variance = text.split("## Variance estimate", 1)[1].split("##", 1)[0]
+    assert f"eval noise σ {sigma:.4g} from 4 re-measurement(s)" in variance
+
+
+def test_a_detached_run_keeps_the_remeasure(bare_repo: Repo) -> None:
+    from tests.scripted import Plan
+
+    repo = bare_repo
+    plan = Plan(repo, ("recent",))
+    register(repo, "V1")
+    plan.means("V1", recent=10.0)
+    plan.run("V1", "recent")
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    repo.ok("run", "V1", "--gate", "recent", "--seeds", "3", "--remeasure", "detached", "--detach")
+    repo.ok("wait", "--timeout", "120")
+    data = json.loads((repo.path / "training_log/results/V1/recent/seed-3-r1000.json").read_text())
+    assert data["provenance"]["remeasure"] == "detached"
+    assert repo.trailers()["Ledger-Remeasure"] == "detached"
+
+
+def test_the_evidence_says_paired_or_unpaired_and_an_override_explains_a_refuted_gain(
+    repo: Repo,
+) -> None:
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    register(repo, "V2")
+    measure(repo, "V2", "recent", 14.0)
+    paired = repo.ok("conclude", "V2", "--dry-run", "--json").json()["gates"][0]
+    assert (
+        paired["pairing"] == "paired" and "paired over 4 shared seeds" in paired["threshold_source"]
+    )
+    # Improved beyond noise: 'refuted' beside it needs the override that explains it.
+    refused = repo.run("conclude", "V2", "--verdict", "refuted", "--next", "revert")
+    assert refused.code == 1 and "verdict-contradicted" in refused.err
+    done = repo.ok(
+        "conclude", "V2", "--verdict", "refuted", "--next", "revert", "--override", "a leak"
+    )
+    assert "improved beyond noise, yet refuted by override (a leak)" in done.out
+    shown = repo.ok("show", "V2").out
+    assert "refuted" in shown and "improved" in shown and "OVERRIDE: a leak" in shown
+    entry = (repo.path / "training_log/V2.md").read_text()
+    assert "yet refuted by override (a leak)" in entry and "→ improved." not in entry
+    report = repo.ok("report", "--format", "md").out
+    assert "Δ vs parent" in report and "Δ vs best" in report
+    # [stats] pairing = "off": the same seeds are compared unpaired, and the MDE follows.
+    repo.ok("config", "set", "stats.pairing", '"off"', "--reason", "compare pooled")
+    register(repo, "V3")
+    measure(repo, "V3", "recent", 14.0)
+    pooled = repo.ok("conclude", "V3", "--dry-run", "--json").json()["gates"][0]
+    assert pooled["pairing"] == "unpaired" and 'pairing = "off"' in pooled["threshold_source"]
+    assert pooled["mde"] > paired["mde"]  # σ is the noise floor here: SE √2 larger unpaired
+
+
+def test_the_reflection_word_count_is_configurable(repo: Repo) -> None:
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "go on")
+    repo.ok("config", "set", "triggers.reflection_min_words", "8", "--reason", "say more")
+    repo.ok("reflect", "V1")
+    path = repo.path / "training_log/REFLECTION_V1.md"
+    text = path.read_text()
+    titles = [line[3:] for line in text.splitlines() if line.startswith("## ")]
+    assert len(titles) == 6
+
+    def answer(words: str) -> str:
+        out = text
+        for title in titles:
+            out = out.replace(f"## {title}\n", f"## {title}\n\n{words}\n")
+        return out
+
+    path.write_text(answer("Seeds one to four agree closely."))  # five words
+    short = repo.run("reflect", "V1", "--commit")
+    assert short.code == 1 and all(t in short.err for t in titles)
+    path.write_text(answer("Seeds one to four agree closely, within the noise floor."))
+    repo.ok("reflect", "V1", "--commit")
+
+
+def test_the_pid_record_of_a_run_keeps_its_remeasure_for_record_finished() -> None:
+    """A `run --remeasure` killed before its commit is recorded later by
+    `run --record-finished` from its PID record: the reason must survive the trip."""
+    from ledger import runner
+    from ledger.ingest import Measurement
+
+    m = Measurement(version="V1", gate="recent", seed="1", replicate=1000, remeasure="why")
+    record = {
+        "finished": True,
+        "measurement": json.loads(json.dumps(runner._measurement_record(m))),
+        "argv": ["python3"],
+        "out": "out.json",
+        "log": "out.log",
+        "exit_code": 0,
+        "seconds": 1.5,
+    }
+    found = runner._finished_from(record)
+    assert found is not None and found.spec.measurement == m

@@ -1,12 +1,15 @@
-"""Calibration of the verdict statistics (seeded, deterministic, fast).
+"""Calibration of the verdicts (seeded, deterministic, fast).
 
-The simulations live in bench/calibration.py and call the functions the
-verdict itself uses; run with -s to see the figures.
+The simulations live in bench/calibration.py: every simulated version is a
+ledger state judged by the code ``conclude`` and ``matrix conclude`` run. The
+figures are printed in the run's "figures" section (and by
+``python -m bench.calibration``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import date, timedelta
 
 import pytest
@@ -17,10 +20,10 @@ from ledger import stats
 SIMS = 1000
 
 
-def test_paired_seeds_sharing_a_split_are_calibrated() -> None:
+def test_paired_seeds_sharing_a_split_are_calibrated(figure: Callable[[str], None]) -> None:
     r = calibration.paired_seeds(SIMS)
-    print(
-        f"\n{r.design}: no effect confirmed {r.null_confirmed:.1%}; at MDE {r.mde:.4g} "
+    figure(
+        f"calibration: {r.design}: no effect confirmed {r.null_confirmed:.1%}; at MDE {r.mde:.4g} "
         f"{r.mde_confirmed:.1%}; at the reported MDE {r.reported_mde:.4g} "
         f"{r.reported_mde_confirmed:.1%}; unpaired MDE {r.unpaired_mde:.4g}"
     )
@@ -31,10 +34,16 @@ def test_paired_seeds_sharing_a_split_are_calibrated() -> None:
     assert r.unpaired_mde is not None and r.mde < r.unpaired_mde / 2
 
 
-def test_walk_forward_with_overlapping_windows_is_calibrated_on_n_eff() -> None:
-    r = calibration.walk_forward(SIMS)
-    print(
-        f"\n{r.design}: no effect confirmed {r.null_confirmed:.1%}; at MDE {r.mde:.4g} "
+@pytest.mark.parametrize(
+    ("windows", "length", "step"),
+    [(12, 90, 45), (5, 90, 15)],  # half overlapping; the issue's five windows (n_eff ≈ 1.37)
+)
+def test_walk_forward_with_overlapping_windows_is_calibrated_on_n_eff(
+    windows: int, length: int, step: int, figure: Callable[[str], None]
+) -> None:
+    r = calibration.walk_forward(SIMS, n=windows, length=length, step=step)
+    figure(
+        f"calibration: {r.design}: no effect confirmed {r.null_confirmed:.1%}; at MDE {r.mde:.4g} "
         f"{r.mde_confirmed:.1%}; at the reported MDE {r.reported_mde:.4g} "
         f"{r.reported_mde_confirmed:.1%}"
     )
@@ -44,9 +53,9 @@ def test_walk_forward_with_overlapping_windows_is_calibrated_on_n_eff() -> None:
 
 
 @pytest.mark.parametrize("cells", [3, 5, 8])
-def test_matrix_family_wise_false_winner_rate(cells: int) -> None:
+def test_matrix_family_wise_false_winner_rate(cells: int, figure: Callable[[str], None]) -> None:
     rate = calibration.matrix(cells, SIMS)
-    print(f"\nmatrix of {cells} cells: family-wise false winner {rate:.1%}")
+    figure(f"calibration: matrix of {cells} cells, no effect: family-wise false winner {rate:.1%}")
     assert rate <= 0.05
 
 

@@ -275,3 +275,35 @@ def test_an_exhausted_subsystem_is_listed_from_complete_reflections() -> None:
     loop.version("V1", "recent", {"recent": 10.0}, "confirmed")
     loop.reflect("V1", exhausted=("carry",))
     assert rules.exhausted_subsystems(loop.state()) == {"carry": "REFLECTION_V1"}
+
+
+def test_stagnation_counts_bets_that_did_not_improve_their_own_gate() -> None:
+    """V2 bet on recent and stayed within noise there; confirmed anyway (an override), it
+    moved crisis's baseline. It still did not do what it bet on: stagnation fires at V4."""
+    loop = Loop()
+    loop.version("V1", "recent", {"recent": 10.0, "crisis": 10.0}, "confirmed")
+    loop.version("V2", "recent", {"recent": 10.05, "crisis": 15.0}, "confirmed")
+    best = standing_baseline(loop.state(), "crisis")
+    assert best is not None and best.id == "V2"
+    loop.version("V3", "recent", {"recent": 10.0}, "refuted")
+    assert loop.firing_at(rules.STAGNATION) == []
+    loop.version("V4", "recent", {"recent": 10.0}, "refuted")
+    assert loop.firing_at(rules.STAGNATION) == ["V4"]
+    assert loop.firing_at(rules.GOODHART) == ["V4"]
+
+
+def test_goodhart_restarts_when_the_gate_improves_whichever_bet_improved_it() -> None:
+    """V4 bet on crisis and also moved recent's best beyond noise: recent last improved at
+    V4, so the refutations on recent before it no longer count."""
+    loop = Loop()
+    loop.version("V1", "recent", {"recent": 10.0, "crisis": 10.0}, "confirmed")
+    loop.version("V2", "recent", {"recent": 10.0}, "refuted")
+    loop.version("V3", "recent", {"recent": 10.0}, "refuted")
+    loop.version("V4", "crisis", {"crisis": 15.0, "recent": 15.0}, "confirmed")
+    best = standing_baseline(loop.state(), "recent")
+    assert best is not None and best.id == "V4"
+    loop.version("V5", "recent", {"recent": 15.0}, "refuted")
+    loop.version("V6", "recent", {"recent": 15.0}, "refuted")
+    assert loop.firing_at(rules.GOODHART) == []
+    loop.version("V7", "recent", {"recent": 15.0}, "refuted")
+    assert loop.firing_at(rules.GOODHART) == ["V7"]

@@ -11,6 +11,7 @@ from ledger.context import open_context
 from ledger.model.ids import parse_version
 from ledger.render.markdown import fmt, gate_table, signed
 from ledger.render.metrics import metric_rows
+from ledger.views import delta_against
 
 
 def run_baseline(cwd: Path, as_json: bool) -> int:
@@ -21,7 +22,19 @@ def run_baseline(cwd: Path, as_json: bool) -> int:
         return 0
     output.table(
         "standing baseline",
-        ("gate", "metric", "best", "mean", "n", "σ", "latest", "latest mean", "status"),
+        (
+            "gate",
+            "metric",
+            "best",
+            "mean",
+            "n",
+            "σ",
+            "latest",
+            "latest mean",
+            "status",
+            "Δ vs parent",
+            "Δ vs best",
+        ),
         [
             (
                 r.gate,
@@ -33,6 +46,8 @@ def run_baseline(cwd: Path, as_json: bool) -> int:
                 r.latest_version or "—",
                 fmt(r.latest_mean),
                 r.status,
+                delta_against(r.delta_vs_parent, r.latest_parent),
+                delta_against(r.delta_vs_best, r.version),
             )
             for r in rows
         ],

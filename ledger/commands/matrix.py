@@ -21,6 +21,7 @@ from ledger import gitcli, output, rules, stats
 from ledger.baseline import NO_RESULTS, compare, standing_baseline
 from ledger.context import Context, open_context
 from ledger.errors import BadInput, Refused
+from ledger.model.config import StatsTable
 from ledger.model.documents import Document, decode_text, parse_document, set_block
 from ledger.model.entries import CELL_SLUG, GateStat, MatrixCell, MatrixFront
 from ledger.model.ids import check_case_unique, check_safe, parse_version
@@ -265,7 +266,6 @@ def comparison(
 ) -> dict[str, dict[str, Any]]:
     """Per cell: its evidence against the shared baseline, read from the cell's branch."""
     table: dict[str, dict[str, Any]] = {}
-    zs: dict[str, float] = {}
     for cell in matrix.cells:
         cid = f"{matrix.id}.{cell.name}"
         tip = cell_tip(ctx, cell.branch, remote)
@@ -273,33 +273,49 @@ def comparison(
         base_id = matrix.baselines.get(cell.gate)
         base = cell_state.version(base_id) if base_id else None
         stat = compare(cell_state, cid, cell.gate, base)
-        if stat.se and stat.delta is not None:
-            sign = 1.0 if stat.direction == "higher" else -1.0
-            zs[cell.name] = stat.delta * sign / stat.se
         table[cell.name] = {
             "cell": cid,
             "stat": stat,
             "branch": cell.branch,
             "exists": tip is not None,
         }
-    st = ctx.config.stats
+    cells = adjudicate(ctx.config.stats, {n: row["stat"] for n, row in table.items()})
+    for name, row in table.items():
+        row.update(cells[name])
+    return table
+
+
+def adjudicate(st: StatsTable, cells: dict[str, GateStat]) -> dict[str, dict[str, Any]]:
+    """Per cell: z = gain/SE, the adjusted k (Holm over every cell, floored by the rule and a
+    single version's threshold), the adjusted threshold and whether it passes.
+
+    The one place a matrix's winners are decided: ``matrix status``/``conclude`` and the
+    calibration in bench/calibration.py both call it.
+    """
+    zs: dict[str, float] = {}
+    for name, stat in cells.items():
+        if stat.se and stat.delta is not None:
+            sign = 1.0 if stat.direction == "higher" else -1.0
+            zs[name] = stat.delta * sign / stat.se
     adjusted = stats.adjusted_passes(
         zs,
         st.alpha,
         st.matrix_sigma,
         sigma_k=st.sigma_k,
         small_n=st.small_n,
-        dfs={name: table[name]["stat"].df for name in zs},
-        m=len(matrix.cells),
+        dfs={name: cells[name].df for name in zs},
+        m=len(cells),
     )
-    for name, row in table.items():
+    out: dict[str, dict[str, Any]] = {}
+    for name, stat in cells.items():
         k, passed = adjusted.get(name, (None, False))
-        stat = row["stat"]
-        row["k"] = k
-        row["adjusted_threshold"] = k * stat.se if k is not None and stat.se else None
-        row["z"] = zs.get(name)
-        row["pass"] = passed
-    return table
+        out[name] = {
+            "k": k,
+            "adjusted_threshold": k * stat.se if k is not None and stat.se else None,
+            "z": zs.get(name),
+            "pass": passed,
+        }
+    return out
 
 
 def _table_md(mid: str, table: dict[str, dict[str, Any]], m: int, rule: str) -> str:

@@ -89,7 +89,7 @@ def _quote(lines: list[str]) -> str:
 
 def prefill(state: LedgerState) -> dict[str, str]:
     """What the ledger knows for each section, quoted (it does not count as an answer)."""
-    from ledger.baseline import standing_baseline
+    from ledger.baseline import eval_noise, standing_baseline
     from ledger.render.markdown import fmt, signed
 
     fired = rules.triggers(state)
@@ -119,6 +119,14 @@ def prefill(state: LedgerState) -> dict[str, str]:
     noise = [f.message for f in fired if f.rule == rules.EVAL_NOISE]
     variance = []
     for gate, cfg in sorted(state.config.gates.items()):
+        measured = eval_noise(state, gate)
+        if measured is not None:
+            # What the re-measurements feed: the evaluation's own σ, beside the verdicts'.
+            noise.append(
+                f"`{gate}`: eval noise σ {fmt(measured.sigma)} from {measured.pairs} "
+                f"re-measurement(s) of {', '.join(measured.versions)} (√(Σd²/2N), d = "
+                "re-measured − recorded)"
+            )
         best = standing_baseline(state, gate)
         if best is None:
             continue
@@ -140,6 +148,8 @@ def prefill(state: LedgerState) -> dict[str, str]:
             )
         elif cfg.noise_floor is not None:
             line += f"; only the configured noise_floor {cfg.noise_floor:g}"
+        if measured is not None:
+            line += f"; eval noise σ {fmt(measured.sigma)} from {measured.pairs} re-measurement(s)"
         variance.append(line)
     subsystems = [
         f"{u.id}: gate `{u.gate}`, subsystem {u.subsystem or '(none declared)'}, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from datetime import date
@@ -144,9 +145,20 @@ def mde_for(state: LedgerState, gate: str) -> tuple[float, float, float] | None:
         conclusion = version.front.conclusion
         stat = next((g for g in conclusion.gates if g.gate == gate), None) if conclusion else None
         if stat is not None and stat.pairing in ("paired", "walk-forward") and stat.sigma:
+            # The verdict's own rule at the same design: SE on n_eff and the degrees of
+            # freedom the comparison had (for overlapping windows, their spread's own df,
+            # not n_eff - 1, which near n_eff = 1 made the MDE explode).
             n_eff = max(stat.n_eff, 1.0)
+            se = stat.sigma / math.sqrt(n_eff)
             return (
-                stats.mde(stat.sigma, n_eff, st.alpha, st.power, st.small_n, sigma_k=st.sigma_k),
+                stats.mde_for_se(
+                    se,
+                    stat.df,
+                    sigma_k=st.sigma_k,
+                    alpha=st.alpha,
+                    power=st.power,
+                    small_n=st.small_n,
+                ),
                 n_eff,
                 stat.sigma,
             )

@@ -36,6 +36,7 @@ class RunOptions:
     out_dir: Path | None = None
     replace: str | None = None
     record_finished: bool = False
+    remeasure: str | None = None
     as_json: bool = False
 
 
@@ -45,11 +46,12 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
     ``rerun`` is the command line ``run`` was given, as typed, less ``--detach``:
     what a detached worker runs, so every option reaches it.
     """
-    vid, gate, replicates, as_json = (
+    vid, gate, replicates, as_json, remeasure = (
         options.step_id,
         options.gate,
         options.replicates,
         options.as_json,
+        options.remeasure,
     )
     ctx = open_context(cwd)
     parse_version(vid, ctx.config.ledger.id_prefix)
@@ -71,6 +73,7 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
         replicates,
         options.out_dir,
         options.replace,
+        remeasure=options.remeasure,
     )
     if options.detach:
         return _detach(ctx, vid, gate, seeds, list(rerun), as_json)
@@ -86,7 +89,8 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
             lambda data: _mapped(ctx, gate, data),
             frozenset(ctx.config.run.volatile_fields),
         )
-        runner.store_determinism(ctx, vid, gate, determinism)
+        slot = specs[0].measurement.replicate if remeasure is not None else None
+        runner.store_determinism(ctx, vid, gate, determinism, remeasure=remeasure, slot=slot)
     failed = [o for o in outcomes if o.failed]
     if as_json:
         output.emit_json(

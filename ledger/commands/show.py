@@ -230,8 +230,10 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
             + (f" (first divergent field {s['first_divergence']})" if s["first_divergence"] else "")
             for s in item.get("seeds", [])
         )
+        again = f", re-measurement: {item['remeasure']}" if item.get("remeasure") else ""
         output.say(
-            f"  DETERMINISM ({item.get('gate')}): {'PASS' if item.get('pass') else 'FAIL'}: {seeds}"
+            f"  DETERMINISM ({item.get('gate')}{again}): "
+            f"{'PASS' if item.get('pass') else 'FAIL'}: {seeds}"
         )
     if data["conclusion"]:
         output.say(f"  next: {data['conclusion']['next']}")
