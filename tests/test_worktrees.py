@@ -183,7 +183,9 @@ def test_a_transition_first_finishes_an_interrupted_one(repo: Repo) -> None:
     repo.git("config", "filter.broken.clean", "cat")
     repo.git("config", "filter.broken.required", "true")
     failed = register(repo, "V1")
-    assert failed.code == 1 and "doctor --fix" in failed.err
+    # Exit 4: the registration is committed, the work tree is behind (git's reason named).
+    assert failed.code == 4 and "committed as" in failed.err and "doctor --fix" in failed.err
+    assert "smudge filter broken" in failed.err
     repo.git("config", "filter.broken.smudge", "cat")
     measure(repo, "V1", "recent", 10.0, seeds=(1,))
     _clean(repo)
