@@ -9,22 +9,7 @@ import time
 from pathlib import Path
 
 from tests.helpers import Repo
-from tests.test_next_walk_states import shop
-
-
-def _register(repo: Repo, vid: str) -> None:
-    repo.ok(
-        "register",
-        vid,
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+from tests.test_next_walk_states import register_cache, shop
 
 
 def _hold_eval(repo: Repo) -> None:
@@ -58,7 +43,7 @@ def _until(predicate: object, what: str) -> None:
 def test_conclude_refuses_while_a_run_is_running_and_wait_waits(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
     _hold_eval(repo)
-    _register(repo, "V1")
+    register_cache(repo, "V1")
     (repo.path / "hold").write_text("")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2", "--detach")
     refused = repo.run("conclude", "V1", "--verdict", "confirmed", "--next", "x")
@@ -76,7 +61,7 @@ def test_conclude_refuses_while_a_run_is_running_and_wait_waits(bare_repo: Repo)
 def test_seeds_of_a_killed_run_are_not_silently_dropped(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
     _hold_eval(repo)
-    _register(repo, "V1")
+    register_cache(repo, "V1")
     (repo.path / "hold").write_text("")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2,3", "--detach")
     # A run commits its finished seeds in one transition when it ends; seed 1 finishes
@@ -118,7 +103,7 @@ def _alive(pid: int) -> bool:
 
 def test_results_of_a_dirty_tree_are_flagged_and_refused_without_override(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
-    _register(repo, "V1")
+    register_cache(repo, "V1")
     repo.write("src/cache.py", "SIZE = 80\n")  # measured, never committed
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     shown = repo.ok("show", "V1")
@@ -147,10 +132,10 @@ def test_results_of_a_dirty_tree_are_flagged_and_refused_without_override(bare_r
 
 def test_results_before_the_code_commit_are_refused(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
-    _register(repo, "V1")
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "x")  # a baseline needs no code
-    _register(repo, "V2")
+    register_cache(repo, "V2")
     repo.ok("run", "V2", "--gate", "recent", "--seeds", "1,2")
     assert "measured before any code commit" in repo.ok("show", "V2").out
     status = repo.ok("status", "--json").json()

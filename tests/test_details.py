@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ledger.render.markdown import fmt
 from tests.helpers import Repo, ledger
-from tests.test_next_walk_states import shop
+from tests.test_next_walk_states import register_cache, shop
 
 SPEC = "".join(
     f'[cells.{c}]\nslug = "s{c.lower()}"\nbet = "Cell {c}"\ngate = "recent"\n'
@@ -20,18 +20,7 @@ def test_matrix_conclude_none_leaves_an_unmeasured_cell_unjudged(
     bare_repo: Repo, tmp_path: Path
 ) -> None:
     repo = shop(bare_repo)
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "x")
     spec = tmp_path / "cells.toml"
@@ -54,18 +43,7 @@ def test_unmeasured_cells_feed_no_trigger(bare_repo: Repo, tmp_path: Path) -> No
     # Three cells concluded with --none and never measured: were they "refuted", the
     # Goodhart tripwire (3 consecutive refutations) would fire and block registering.
     repo = shop(bare_repo)
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "x")
     spec = tmp_path / "cells3.toml"
@@ -83,18 +61,7 @@ def test_unmeasured_cells_feed_no_trigger(bare_repo: Repo, tmp_path: Path) -> No
 
 def test_show_a_reflection_prints_its_content(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1")
     repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "x")
     repo.ok("reflect", "V1")
@@ -110,18 +77,7 @@ def test_show_a_reflection_prints_its_content(bare_repo: Repo) -> None:
 
 def test_plot_without_out_never_writes_into_the_work_tree(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     repo.ok("conclude", "V1", "--verdict", "confirmed", "--next", "x")
     result = repo.ok("plot", "--gate", "recent")
@@ -150,18 +106,7 @@ def test_numbers_keep_four_significant_digits() -> None:
 def test_run_conditions_record_expanded_values(bare_repo: Repo) -> None:
     command = '["python3", "eval.py", "--gate", "{gate}", "--seed", "{seed}", "--out", "{out}"]'
     repo = shop(bare_repo, run=f"\n[run]\ncommand = {command}\n")
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1")
     result = repo.ok("show", "V1", "--json").json()["results"][0]
     conditions = result["provenance"]["conditions"]

@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 from tests.helpers import Repo
-from tests.test_next_walk_states import shop
+from tests.test_next_walk_states import register_cache, shop
 
 
 def test_show_diff_and_report_list_every_metric_primary_first(bare_repo: Repo) -> None:
     repo = shop(bare_repo, 'hit_rate = { path = "$.hit_rate", direction = "higher" }\n')
     for vid, size in (("V1", None), ("V2", 192)):
-        repo.ok(
-            "register",
-            vid,
-            "--bet",
-            "b",
-            "--gate",
-            "recent",
-            "--files",
-            "src/cache.py",
-            "--falsifier",
-            "f",
-        )
+        register_cache(repo, vid)
         if size:
             repo.write("src/cache.py", f"SIZE = {size}\n")
             repo.commit_all(f"feat(cache): {vid} — size {size}")

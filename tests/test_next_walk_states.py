@@ -57,6 +57,22 @@ def shop(repo: Repo, metrics: str = "", run: str = CONFIG_RUN) -> Repo:
     return repo
 
 
+def register_cache(repo: Repo, vid: str) -> None:
+    """Register ``vid`` on the shop's cache: one bet on src/cache.py, gate recent."""
+    repo.ok(
+        "register",
+        vid,
+        "--bet",
+        "b",
+        "--gate",
+        "recent",
+        "--files",
+        "src/cache.py",
+        "--falsifier",
+        "f",
+    )
+
+
 def sh(repo: Repo, command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["bash", "-c", command], cwd=repo.path, capture_output=True, text=True, check=False
@@ -159,18 +175,7 @@ def test_next_after_a_detached_run_is_wait(bare_repo: Repo) -> None:
     slow = EVAL.replace("if size < 0:", "import time; time.sleep(3)\nif size < 0:")
     repo.write("eval.py", slow)
     repo.commit_all("chore: a slow evaluation", "--no-verify")
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1", "--detach")
     nxt = repo.ok("next", "--json").json()
     assert nxt["action"] == "wait" and nxt["command"] == "git ledger wait"
@@ -184,18 +189,7 @@ def test_next_proposes_the_parents_gate_and_files_and_marks_placeholders(bare_re
     nxt = repo.ok("next", "--json").json()
     assert nxt["placeholders"] == ["<BET>", "<FALSIFIER>", "<FILES>"]
     assert "--gate recent" in nxt["command"] and "a.py" not in nxt["command"]
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2,3")
     concluded = repo.ok("next", "--json").json()
     assert concluded["command"].startswith("git ledger conclude V1 --verdict confirmed ")
@@ -214,18 +208,7 @@ def test_next_proposes_the_parents_gate_and_files_and_marks_placeholders(bare_re
 def test_next_with_a_failed_run_proposes_rerunning_those_seeds(bare_repo: Repo) -> None:
     repo = bare_repo
     shop(repo)
-    repo.ok(
-        "register",
-        "V1",
-        "--bet",
-        "b",
-        "--gate",
-        "recent",
-        "--files",
-        "src/cache.py",
-        "--falsifier",
-        "f",
-    )
+    register_cache(repo, "V1")
     repo.write("src/cache.py", "SIZE = -1\n")
     repo.commit_all("fix(cache): V1 — a broken size")
     repo.run("run", "V1", "--gate", "recent", "--seeds", "1,2")
