@@ -171,31 +171,8 @@ def test_seed_fan_out_jobs_share_results_through_the_remote(
         git(tmp_path, "clone", "-q", str(remote), str(clone))
         env = {**os.environ, "VERSION": "V2", "GATE": "recent", "SEED": str(seed)}
         script = run["run"] + "\n" + run["sync"]
-        jobs.append(
-            subprocess.Popen(
-                ["bash", "-eo", "pipefail", "-c", script],
-                cwd=clone,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    for job in jobs:
-        out, err = job.communicate()
-        assert job.returncode == 0, err + out
-    listed = git(
-        tmp_path,
-        "--git-dir",
-        str(remote),
-        "ls-tree",
-        "-r",
-        "--name-only",
-        "main",
-        "training_log/results/V2/recent/",
-    )
-    assert sorted(Path(p).name for p in listed.split()) == [f"seed-{s}.json" for s in seeds]
-    git(tmp_path, "--git-dir", str(remote), "fsck", "--strict")
+        jobs.append(_start_job(script, clone, env))
+    _finish_jobs_and_check_the_remote(jobs, remote, seeds)
 
 
 FAKE_CURL = f"""#!{sys.executable}
@@ -336,21 +313,31 @@ def test_gitlab_seed_jobs_share_results_through_the_remote(bare_repo: Repo, tmp_
         data = gitlab()
         before = [line for line in data["default"]["before_script"] if not line.startswith("pip ")]
         script = "\n".join([*before, *job["script"]])
-        jobs.append(
-            subprocess.Popen(
-                ["bash", "-eo", "pipefail", "-c", script],
-                cwd=clone,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    for proc in jobs:
-        out, err = proc.communicate()
-        assert proc.returncode == 0, err + out
+        jobs.append(_start_job(script, clone, env))
+    _finish_jobs_and_check_the_remote(jobs, remote, seeds)
+
+
+def _start_job(script: str, clone: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """One CI job's shell steps, started in its own clone (jobs run side by side)."""
+    return subprocess.Popen(
+        ["bash", "-eo", "pipefail", "-c", script],
+        cwd=clone,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _finish_jobs_and_check_the_remote(
+    jobs: list[subprocess.Popen[str]], remote: Path, seeds: list[Any]
+) -> None:
+    """Every job passed, and the remote holds one result per seed of V2, fsck-clean."""
+    for job in jobs:
+        out, err = job.communicate()
+        assert job.returncode == 0, err + out
     listed = git(
-        tmp_path,
+        remote,
         "--git-dir",
         str(remote),
         "ls-tree",
@@ -360,4 +347,4 @@ def test_gitlab_seed_jobs_share_results_through_the_remote(bare_repo: Repo, tmp_
         "training_log/results/V2/recent/",
     )
     assert sorted(Path(p).name for p in listed.split()) == [f"seed-{s}.json" for s in seeds]
-    git(tmp_path, "--git-dir", str(remote), "fsck", "--strict")
+    git(remote, "--git-dir", str(remote), "fsck", "--strict")
