@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Sequence
 from itertools import pairwise
 
@@ -65,13 +66,12 @@ def nice_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], int]:
 
 
 def tick_text(value: float, decimals: int) -> str:
-    if value != 0 and (abs(value) >= 1e6 or decimals > 6):
+    text = f"{value:.{decimals}f}"
+    if len(text) > 12:  # a huge or tiny scale: four significant digits
         text = f"{value:.4g}"
-    else:
-        text = f"{value:.{decimals}f}"
     if text.startswith("-"):
         text = "−" + text[1:]  # a typographic minus, as matplotlib prints
-    return "0" if text in ("−0", "−0.0") else text
+    return "0" if re.fullmatch(r"−0(\.0*)?", text) else text
 
 
 def label_every(count: int) -> int:
