@@ -113,3 +113,22 @@ def test_ticks_are_round_evenly_spaced_and_inside_the_range(lo: float, span: flo
     mantissa = step / 10 ** math.floor(math.log10(step) + 1e-9)
     assert any(math.isclose(mantissa, m, rel_tol=1e-6) for m in (1, 2, 2.5, 5, 10)), step
     assert decimals >= 0
+
+
+finite = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False)
+
+
+@given(
+    st.lists(st.tuples(finite, st.none() | st.floats(0, 1e300)), min_size=1, max_size=40),
+    st.none() | st.tuples(finite, st.floats(0, 1e300)),
+)
+def test_gate_plot_is_well_formed_for_any_finite_series(
+    series: list[tuple[float, float | None]], best: tuple[float, float] | None
+) -> None:
+    points = [
+        {"id": f"V{i}", "mean": m, "sd": sd, "n": 3, "verdict": "open", "override": False}
+        for i, (m, sd) in enumerate(series, start=1)
+    ]
+    baseline = {"mean": best[0], "sigma": best[1], "version": "V1"} if best else None
+    found = _by_id(_parse(plots.gate_svg("g", "m", "u", points, baseline, [], None)))
+    assert len(found["verdict-open"]) == len(points)
