@@ -33,6 +33,7 @@ def exit_now(done: SystemExit) -> None:
     Tearing down an interpreter that imported click, rich or pydantic (freeing
     every module's objects) costs about as much as a warm ``status``'s own work.
     It is skipped only when that is all exit would do: an integer status, no
+    profiler or tracer (``python -m cProfile`` writes its output after main), no
     thread but this one, nothing registered with :mod:`atexit` (logging,
     tempfile's cleanups and concurrent.futures register there), and stdout and
     stderr flushed. Every file git-ledger writes is closed (and renamed into
@@ -43,6 +44,8 @@ def exit_now(done: SystemExit) -> None:
     code = done.code
     if code is not None and not isinstance(code, int):
         return  # a message for sys.exit to print
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return  # python -m cProfile, a debugger or coverage: they finish after main
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return

@@ -69,3 +69,14 @@ def test_a_closed_pipe_gets_the_normal_exit(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (7, "returned")
+
+
+def test_a_profiled_run_writes_its_profile(tmp_path: Path) -> None:
+    """python -m cProfile writes its output after main returns: no fast exit under it."""
+    script = tmp_path / "main.py"
+    script.write_text(PROLOGUE + "exit_now(SystemExit(0))\n")
+    out = tmp_path / "out.prof"
+    done = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), str(script)], capture_output=True
+    )
+    assert done.returncode == 0 and out.stat().st_size > 0
