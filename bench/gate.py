@@ -142,6 +142,34 @@ def writes(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     return median_spread(ours)[0], median_spread(theirs)[0]
 
 
+def register(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    """One ``register`` as a process at 1,000 steps vs ``git add && git commit`` as processes.
+
+    Each register is concluded (void, as a processes' cost is what is measured) so the
+    next one may open; the README's baseline block makes register compute each gate's
+    MDE, which is what this gate sees.
+    """
+    repo = cached_ledger(1000, env, tmp)
+    ledger_cli(repo, env, "status", "--json")  # the entry cache, as a ledger in use has it
+    ours, theirs = [], []
+    for i in range(3):
+        vid = f"V{5000 + i}"
+        ours.append(
+            ledger_cli(
+                repo,
+                env,
+                *("register", vid, "--bet", "A bet", "--gate", "recent"),
+                *("--files", "x.py", "--falsifier", "none"),
+            )
+        )
+        ledger_cli(repo, env, "void", vid, "--reason", "measured")
+        plain = repo / "notes" / f"{i}.md"
+        plain.parent.mkdir(exist_ok=True)
+        plain.write_text(f"note {i}\n")
+        theirs.append(git_add_commit(repo, plain, env))
+    return median_spread(ours)[0], median_spread(theirs)[0]
+
+
 def cold_status(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     """A cold ``status --json`` (no .git/ledger/) at 1,000 steps vs ``git cat-file --batch``
     reading the same entry blobs: what parsing costs against what reading costs."""
@@ -210,6 +238,7 @@ GATES = {
     "transition": transition,
     "hooks": hooks,
     "writes": writes,
+    "register": register,
     "cold-status": cold_status,
     "conclude-scaling": conclude_scaling,
 }

@@ -15,7 +15,8 @@
 LEDGER_PYTHON='${python}'
 LEDGER_PACKAGE='${package}'
 [ -x "$LEDGER_PYTHON" ] || LEDGER_PYTHON=python3
-HOOK_DIR=$(dirname "$0")
+# ${0%/*}, not $(dirname "$0"): a commit runs three hooks, and each fork counts.
+case "$0" in */*) HOOK_DIR=${0%/*} ;; *) HOOK_DIR=. ;; esac
 LEGACY="$HOOK_DIR/${stage}.legacy"
 # Never run a git-ledger hook as the legacy one: the pre-commit framework moves
 # an installed hook to <stage>.legacy and runs it, and this script would then

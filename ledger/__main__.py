@@ -20,7 +20,46 @@ def main() -> None:
         sys.exit(2)
     from ledger.cli import main as cli_main
 
-    cli_main()
+    try:
+        cli_main()
+    except SystemExit as done:
+        exit_now(done)
+        raise
+
+
+def exit_now(done: SystemExit) -> None:
+    """End the process at once when nothing is left to finish (else return).
+
+    Tearing down an interpreter that imported click, rich or pydantic (freeing
+    every module's objects) costs about as much as a warm ``status``'s own work.
+    It is skipped only when that is all exit would do: an integer status, no
+    profiler or tracer (``python -m cProfile`` writes its output after main), no
+    thread but this one, nothing registered with :mod:`atexit` (logging,
+    tempfile's cleanups and concurrent.futures register there), and stdout and
+    stderr flushed. Every file git-ledger writes is closed (and renamed into
+    place) before the command returns, so no buffer is left behind.
+    """
+    import os
+
+    code = done.code
+    if code is not None and not isinstance(code, int):
+        return  # a message for sys.exit to print
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        return  # python -m cProfile, a debugger or coverage: they finish after main
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    import atexit
+
+    pending = getattr(atexit, "_ncallbacks", None)
+    if pending is None or pending() > 0:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # a closed pipe or stream: the normal exit reports it
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -1087,6 +1086,8 @@ def _log_traceback(args: list[str]) -> str:
     if log_path is None:
         return ""
     try:
+        import traceback
+
         from ledger.repobase import write_atomic
 
         write_atomic(log_path, traceback.format_exc())

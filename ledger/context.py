@@ -75,7 +75,11 @@ def open_preset(cwd: Path | str, preset: str) -> Context:
 
 
 def open_store(cwd: Path | str = ".") -> Store:
-    return Store(cwd)
+    from ledger.stats import remember_answers
+
+    store = Store(cwd)
+    remember_answers(store.ledger_state_dir / "cache" / "stats.json")
+    return store
 
 
 def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context:

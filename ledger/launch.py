@@ -27,9 +27,12 @@ import os
 import shlex
 import sys
 
-# The entry program: pin the package's parent directory, then call main().
+# The entry program: pin the package's parent directory, then call its entry point.
 # No single quotes inside, so it can sit in a single-quoted shell word.
-_BOOT = "import sys; sys.path.insert(0, sys.argv.pop(1)); from {module} import main; sys.exit(main())"
+_BOOT = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from {module} import {entry}; sys.exit({entry}())"
+)
 
 
 def package_root() -> str:
@@ -43,9 +46,9 @@ def interpreter() -> str:
     return os.path.abspath(sys.executable)
 
 
-def boot(module: str) -> str:
-    """The ``-c`` program that imports ``module`` from the pinned root and runs its main()."""
-    return _BOOT.format(module=module)
+def boot(module: str, entry: str = "main") -> str:
+    """The ``-c`` program that imports ``module`` from the pinned root and runs ``entry()``."""
+    return _BOOT.format(module=module, entry=entry)
 
 
 def argv(*args: str, module: str = "ledger.cli") -> list[str]:

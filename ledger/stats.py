@@ -15,11 +15,17 @@ independent: SE, degrees of freedom and the MDE all use the effective N.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from functools import lru_cache
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
 
 # A value whose square overflows a double cannot be summarised; ingest refuses
 # anything larger in magnitude, and sample() scales before squaring anyway.
@@ -58,7 +64,99 @@ def rms(values: Sequence[float]) -> float:
     return math.sqrt(math.fsum((v / scale) ** 2 for v in values) / len(values)) * scale
 
 
+class _Answers:
+    """scipy's answers remembered across processes: a verb must not import scipy to ask again.
+
+    A gate's thresholds and MDEs take a handful of distinct (quantile, df, power)
+    questions, and importing scipy.stats and scipy.integrate to answer them costs
+    about a second, more than everything else a ``register`` or ``conclude`` does.
+    The answers are kept in the repository's cache directory, keyed by this
+    program's code and by the installed scipy (its version file's size and
+    modification time, read without importing it), so a new scipy or a new
+    formula asks again. Derived data: a missing, corrupt or foreign file is
+    ignored, and one that cannot be written only costs speed. Floats go through
+    JSON by their shortest repr, which reads back to the same double.
+    """
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.loaded: dict[str, float] | None = None
+
+    def use(self, path: Path) -> None:
+        if path != self.path:
+            self.path, self.loaded = path, None
+
+    @staticmethod
+    def _key() -> str:
+        from ledger.codeid import code_id
+
+        spec = find_spec("scipy")
+        origin = spec.origin if spec is not None else None
+        try:
+            info = os.stat(os.path.join(os.path.dirname(origin), "version.py")) if origin else None
+        except OSError:
+            info = None
+        scipy = f"{info.st_size}:{info.st_mtime_ns}" if info is not None else "-"
+        return f"{code_id()}/{scipy}"
+
+    def _read(self) -> dict[str, float]:
+        if self.loaded is None:
+            self.loaded = {}
+            if self.path is not None:
+                try:
+                    raw = json.loads(self.path.read_text())
+                except (OSError, ValueError):
+                    raw = None
+                if isinstance(raw, dict) and raw.get("key") == self._key():
+                    answers = raw.get("answers")
+                    if isinstance(answers, dict):
+                        self.loaded = {k: v for k, v in answers.items() if isinstance(v, float)}
+        return self.loaded
+
+    def get(self, question: str) -> float | None:
+        return self._read().get(question)
+
+    def put(self, question: str, answer: float) -> None:
+        answers = self._read()
+        answers[question] = answer
+        if self.path is None:
+            return
+        from ledger.repobase import write_atomic
+
+        text = json.dumps({"key": self._key(), "answers": answers}, sort_keys=True)
+        try:
+            write_atomic(self.path, text, durable=False)
+        except OSError:
+            return  # a cache that cannot be written only costs speed
+
+
+_ANSWERS = _Answers()
+
+
+def remember_answers(path: Path) -> None:
+    """Keep scipy's answers in ``path`` (the repository's cache) from now on in this process."""
+    _ANSWERS.use(path)
+
+
+def _remembered(fn: Callable[..., float]) -> Callable[..., float]:
+    """``fn``'s answers kept across processes (see :class:`_Answers`); args must be plain."""
+
+    @functools.wraps(fn)
+    def ask(*args: Any) -> float:
+        question = f"{fn.__name__}{args!r}"
+        known = _ANSWERS.get(question)
+        if known is not None:
+            return known
+        answer = float(fn(*args))
+        if math.isfinite(answer):
+            _ANSWERS.put(question, answer)
+        return answer
+
+    return ask
+
+
 @lru_cache(maxsize=1024)
+@_remembered
 def t_quantile(p: float, df: float) -> float:
     from scipy import stats
 
@@ -66,6 +164,7 @@ def t_quantile(p: float, df: float) -> float:
 
 
 @lru_cache(maxsize=1024)
+@_remembered
 def z_quantile(p: float) -> float:
     from scipy import stats
 
@@ -87,6 +186,7 @@ def critical_k(
 
 
 @lru_cache(maxsize=1024)
+@_remembered
 def _power_nc(k: float, df: float | None, power: float) -> float:
     """Noncentrality at which the rule "Δ/SE > k" confirms with probability ``power``.
 

@@ -57,7 +57,7 @@ def script(stage: str) -> str:
         stage=stage,
         python=launch.interpreter(),
         package=launch.package_root(),
-        boot=launch.boot("ledger.hookrun"),
+        boot=launch.boot("ledger.hookrun", "run"),
     )
 
 
