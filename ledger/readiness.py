@@ -71,9 +71,14 @@ def started_seeds(records: Iterable[dict[str, object]], vid: str, gate: str) -> 
 
 
 def code_commits(store: Store, vid: str, registration: str) -> list[str]:
-    """The version's code commits (its Ledger-Step, no transition) since its registration."""
+    """The version's code commits (its Ledger-Step, no transition) since its registration.
+
+    Read lazily back from HEAD (walk_log: never a commit before its children), so
+    the walk reads what came after the registration, not a topological sort of the
+    whole history first (a quarter of a second a walk at 10,000 steps).
+    """
     found = []
-    for info in store.walk(None):
+    for info in store.walk_log(None):
         if info.id == registration:
             break
         if info.trailer(TRAILER_STEP) == vid and info.trailer(TRAILER_TRANSITION) is None:
@@ -122,8 +127,8 @@ def flags_of(store: Store, state: LedgerState, vids: Iterable[str]) -> dict[str,
     commits = code_commits_of(state, store, wanted)
     by_version: dict[str, list[Result]] = {vid: [] for vid in wanted}
     for r in state.results:
-        if r.data.version in by_version and r.data.status == "ok":
-            by_version[r.data.version].append(r)
+        if r.version in by_version and r.status == "ok":
+            by_version[r.version].append(r)
     return {vid: flags(store, state, vid, commits.get(vid), by_version[vid]) for vid in wanted}
 
 
@@ -138,7 +143,7 @@ def flags(
     measurement with no parent) or history was not read."""
     version = state.version(vid)
     if results is None:
-        results = [r for r in state.results if r.data.version == vid and r.data.status == "ok"]
+        results = [r for r in state.results if r.version == vid and r.status == "ok"]
     dirty = tuple(r.path for r in results if r.data.provenance.dirty)
     before: list[str] = []
     if commits is not None and version is not None and version.front.parent:

@@ -58,14 +58,58 @@ class Version:
         return self.front.conclusion.verdict if self.front.conclusion else None
 
 
-@dataclass(frozen=True)
 class Result:
-    data: ResultFile
-    path: str
+    """One result file. Its model is validated on first use of :attr:`data`.
+
+    A ledger of 10,000 steps holds 50,000 results and a transition reads a handful:
+    validating every cached entry again cost a ``conclude`` there seconds and
+    hundreds of megabytes. The cached dict was produced by this very code (the
+    entry cache is keyed by it) from a file that validated, so the fields every
+    scan asks for (version, gate, status, re-measurement) are read from it as is.
+    """
+
+    __slots__ = ("_data", "_raw", "path")
+
+    def __init__(self, data: ResultFile | dict[str, Any], path: str) -> None:
+        self.path = path
+        if isinstance(data, ResultFile):
+            self._data: ResultFile | None = data
+            self._raw = data.model_dump(mode="json")
+        else:
+            self._data, self._raw = None, data
+
+    @property
+    def data(self) -> ResultFile:
+        if self._data is None:
+            self._data = ResultFile.model_validate(self._raw)
+        return self._data
+
+    @property
+    def version(self) -> str:
+        return str(self._raw["version"])
+
+    @property
+    def gate(self) -> str:
+        return str(self._raw["gate"])
+
+    @property
+    def status(self) -> str:
+        return str(self._raw["status"])
+
+    @property
+    def remeasured(self) -> bool:
+        return self._raw["provenance"].get("remeasure") is not None
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self._raw["provenance"]["dirty"])
 
     @property
     def key(self) -> str:
         return self.data.window if self.data.window is not None else str(self.data.seed)
+
+    def __repr__(self) -> str:
+        return f"Result({self.path!r})"
 
 
 @dataclass(frozen=True)
@@ -139,14 +183,13 @@ class LedgerState:
         if self._results_by_key is None:
             index: dict[tuple[str, str], list[Result]] = {}
             for r in self.results:
-                index.setdefault((r.data.version, r.data.gate), []).append(r)
+                index.setdefault((r.version, r.gate), []).append(r)
             self._results_by_key = index
         found = self._results_by_key.get((vid, gate), [])
         return [
             r
             for r in found
-            if (r.data.status == "ok" or not ok_only)
-            and (r.data.provenance.remeasure is not None) == remeasured
+            if (r.status == "ok" or not ok_only) and r.remeasured == remeasured
         ]
 
     def reflection_for(self, vid: str) -> Reflection | None:
@@ -322,7 +365,7 @@ def load_state(
                 Version(VersionFront.model_validate(model), path, str(parsed["hypothesis"]))
             )
         elif kind == "result":
-            state.results.append(Result(ResultFile.model_validate(model), path))
+            state.results.append(Result(model, path))
         elif kind == "reflection":
             state.reflections.append(
                 Reflection(

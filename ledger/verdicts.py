@@ -23,7 +23,7 @@ def evidence(state: LedgerState, vid: str) -> list[GateStat]:
     if version is None:
         return []
     target = version.front.gate
-    gates = {r.data.gate for r in state.results if r.data.version == vid} | {target}
+    gates = {r.gate for r in state.results if r.version == vid} | {target}
     ordered = [target, *sorted(g for g in gates if g != target and g in state.config.gates)]
     return [compare(state, vid, g, standing_baseline(state, g, before=vid)) for g in ordered]
 

@@ -66,7 +66,7 @@ def run_diff(cwd: Path, a: str, b: str, fmt_name: str, as_json: bool) -> int:
         missing = a if base is None else b
         raise state.no_version(missing)
     gates = sorted(
-        {r.data.gate for r in state.results if r.data.version in (a, b)} & set(ctx.config.gates)
+        {r.gate for r in state.results if r.version in (a, b)} & set(ctx.config.gates)
     )
     stats = [compare(state, b, g, base) for g in gates]
     metrics = [row for g in gates for row in metric_rows(state, b, g, a)]

@@ -97,7 +97,7 @@ def prefill(state: LedgerState) -> dict[str, str]:
     recent = bets[-10:]
     remeasured = []
     for r in state.results:
-        if r.data.provenance.remeasure is None:
+        if not r.remeasured:
             continue
         gate_cfg = state.config.gates.get(r.data.gate)
         if gate_cfg is None or gate_cfg.metric not in r.data.metrics:

@@ -300,7 +300,7 @@ def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
             return 1
         time.sleep(0.2)
     state = ctx.state()
-    failed = [r.path for r in state.results if r.data.status == "failed"]
+    failed = [r.path for r in state.results if r.status == "failed"]
     if as_json:
         output.emit_json({"done": True, "failed": failed})
     else:

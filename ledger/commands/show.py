@@ -24,7 +24,7 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
     results = [
         {"path": r.path, **r.data.model_dump(mode="json")}
         for r in state.results
-        if r.data.version == vid
+        if r.version == vid
     ]
     conclusion = version.front.conclusion
     if conclusion is not None:

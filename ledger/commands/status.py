@@ -79,7 +79,7 @@ def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
         "failed_runs": [
             {"path": r.path, "exit_code": r.data.exit_code}
             for r in state.results
-            if r.data.status == "failed"
+            if r.status == "failed"
         ],
         "next": preset.next_action(ctx, state),
         "code_first": code_first,
@@ -96,8 +96,8 @@ def _flagged(state: LedgerState, ctx: Context, recent: list[str]) -> list[dict[s
 
     counts: dict[str, int] = {}
     for r in state.results:
-        if r.data.status == "ok" and r.data.provenance.dirty:
-            counts[r.data.version] = counts.get(r.data.version, 0) + 1
+        if r.status == "ok" and r.dirty:
+            counts[r.version] = counts.get(r.version, 0) + 1
     before = {
         vid: len(f.before_code)
         for vid, f in flags_of(ctx.store, state, recent).items()

@@ -1,0 +1,103 @@
+"""The entry cache is a log: a whole first line, then appended lines of new entries.
+
+What must hold whatever happened to the file: a reader gets every entry this
+code wrote that survived, never an entry another program wrote, and a torn
+line costs only its own entries.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ledger import cache
+from ledger.cache import MAX_LINES, EntryCache
+from ledger.codeid import code_id
+
+
+@pytest.fixture(autouse=True)
+def fresh_process() -> None:
+    cache._LOADED.clear()
+
+
+def reread(state_dir: Path) -> EntryCache:
+    """The cache as the next process sees it."""
+    cache._LOADED.clear()
+    return EntryCache(state_dir)
+
+
+def lines(state_dir: Path) -> list[str]:
+    text = (state_dir / "cache" / "entries.json").read_text()
+    return [line for line in text.split("\n") if line]
+
+
+def put_and_save(state_dir: Path, entries: dict[str, object]) -> None:
+    c = reread(state_dir)
+    for key, value in entries.items():
+        c.put(key, value)
+    c.save()
+
+
+def test_a_save_appends_only_the_new_entries(tmp_path: Path) -> None:
+    put_and_save(tmp_path, {f"result:{i:040x}": {"model": {"n": i}} for i in range(50)})
+    first = lines(tmp_path)
+    assert len(first) == 1
+    put_and_save(tmp_path, {"version:" + "f" * 40: {"model": {"id": "V1"}}})
+    after = lines(tmp_path)
+    assert after[0] == first[0] and len(after) == 2
+    assert json.loads(after[1]) == {
+        "version": code_id(),
+        "entries": {"version:" + "f" * 40: {"model": {"id": "V1"}}},
+    }
+    c = reread(tmp_path)
+    assert c.get("result:" + f"{7:040x}") == {"model": {"n": 7}}
+    assert c.get("version:" + "f" * 40) == {"model": {"id": "V1"}}
+
+
+def test_a_torn_append_costs_only_its_own_entries(tmp_path: Path) -> None:
+    put_and_save(tmp_path, {"a": 1})
+    path = tmp_path / "cache" / "entries.json"
+    with path.open("a") as handle:  # a crash in the middle of an append
+        handle.write('\n{"version": "' + code_id() + '", "entries": {"torn": ')
+    put_and_save(tmp_path, {"b": 2})
+    c = reread(tmp_path)
+    assert (c.get("a"), c.get("b"), c.get("torn")) == (1, 2, None)
+
+
+def test_another_programs_cache_is_never_believed(tmp_path: Path) -> None:
+    path = tmp_path / "cache" / "entries.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"version": "another program", "entries": {"a": "theirs"}}))
+    c = reread(tmp_path)
+    assert c.get("a") is None
+    c.put("b", 2)
+    c.save()
+    assert len(lines(tmp_path)) == 1  # replaced whole, not appended to
+    # A line another program appended to ours is skipped too.
+    with path.open("a") as handle:
+        handle.write("\n" + json.dumps({"version": "another program", "entries": {"b": 9}}) + "\n")
+    assert reread(tmp_path).get("b") == 2
+
+
+def test_after_max_lines_appends_the_cache_is_written_whole_again(tmp_path: Path) -> None:
+    for i in range(MAX_LINES + 1):
+        put_and_save(tmp_path, {f"k{i}": i})
+    assert len(lines(tmp_path)) <= MAX_LINES
+    put_and_save(tmp_path, {"last": True})
+    c = reread(tmp_path)
+    assert [c.get(f"k{i}") for i in range(MAX_LINES + 1)] == list(range(MAX_LINES + 1))
+    assert c.get("last") is True
+
+
+def test_an_append_never_writes_through_a_planted_link(tmp_path: Path) -> None:
+    put_and_save(tmp_path, {"a": 1})
+    path = tmp_path / "cache" / "entries.json"
+    outside = tmp_path / "outside"
+    outside.write_text(path.read_text())
+    path.unlink()
+    path.symlink_to(outside)
+    before = outside.read_text()
+    put_and_save(tmp_path, {"b": 2})
+    assert outside.read_text() == before
