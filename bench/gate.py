@@ -170,6 +170,18 @@ def register(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     return median_spread(ours)[0], median_spread(theirs)[0]
 
 
+def report(env: dict[str, str], tmp: Path) -> tuple[float, float]:
+    """``report --format html`` at 1,000 versions vs a warm ``status --json`` (as bench/run.py)."""
+    repo = cached_ledger(1000, env, tmp)
+    ledger_cli(repo, env, "status", "--json")
+    warm = [ledger_cli(repo, env, "status", "--json") for _ in range(3)]
+    out = tmp / "report.html"
+    html = [
+        ledger_cli(repo, env, "report", "--format", "html", "--out", str(out)) for _ in range(3)
+    ]
+    return median_spread(html)[0], median_spread(warm)[0]
+
+
 def cold_status(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     """A cold ``status --json`` (no .git/ledger/) at 1,000 steps vs ``git cat-file --batch``
     reading the same entry blobs: what parsing costs against what reading costs."""
@@ -239,6 +251,7 @@ GATES = {
     "hooks": hooks,
     "writes": writes,
     "register": register,
+    "report": report,
     "cold-status": cold_status,
     "conclude-scaling": conclude_scaling,
 }

@@ -102,6 +102,9 @@ def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> di
     if not starts:
         return done
     found: dict[str, list[str]] = {vid: [] for vid in starts}
+    by_start: dict[str, list[str]] = {}
+    for vid, at in starts.items():
+        by_start.setdefault(at, []).append(vid)
     oldest = min(state.version_key(v) for v in set(starts.values()))
     for info in store.walk_log(None):
         step = info.trailer(TRAILER_STEP)
@@ -114,7 +117,7 @@ def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> di
             continue
         if kind not in STARTS and kind != "matrix-register":
             continue
-        for vid in [v for v, at in starts.items() if at == step and v in found]:
+        for vid in [v for v in by_start.get(step, ()) if v in found]:
             done[vid] = found.pop(vid)
         if not found or state.version_key(step) < oldest:
             break
@@ -144,13 +147,14 @@ def flags(
     version = state.version(vid)
     if results is None:
         results = [r for r in state.results if r.version == vid and r.status == "ok"]
-    dirty = tuple(r.path for r in results if r.data.provenance.dirty)
+    dirty = tuple(r.path for r in results if r.dirty)
     before: list[str] = []
     if commits is not None and version is not None and version.front.parent:
-        # Only results `run` measured here say which code they ran; `record` ingests a
-        # file measured elsewhere, and its commit is only when it was ingested.
-        for r in (r for r in results if "command" in r.data.provenance.conditions):
-            at = r.data.provenance.code_commit
+        # Only results `run` measured here say which code they ran (Result.ran_at).
+        for r in results:
+            by_run, at = r.ran_at
+            if not by_run:
+                continue
             if at is None or not any(c == at or store.repo.descendant_of(at, c) for c in commits):
                 before.append(r.path)
     return Flags(dirty, tuple(before))

@@ -105,6 +105,18 @@ class Result:
         return bool(self._raw["provenance"]["dirty"])
 
     @property
+    def metrics(self) -> dict[str, float]:
+        found: dict[str, float] = self._raw["metrics"]
+        return found
+
+    @property
+    def ran_at(self) -> tuple[bool, str | None]:
+        """(measured by ``run`` here, the code commit it ran); ``record`` ingests a file
+        measured elsewhere, and its commit is only when it was ingested."""
+        provenance = self._raw["provenance"]
+        return "command" in (provenance.get("conditions") or {}), provenance.get("code_commit")
+
+    @property
     def key(self) -> str:
         return self.data.window if self.data.window is not None else str(self.data.seed)
 
@@ -187,9 +199,7 @@ class LedgerState:
             self._results_by_key = index
         found = self._results_by_key.get((vid, gate), [])
         return [
-            r
-            for r in found
-            if (r.status == "ok" or not ok_only) and r.remeasured == remeasured
+            r for r in found if (r.status == "ok" or not ok_only) and r.remeasured == remeasured
         ]
 
     def reflection_for(self, vid: str) -> Reflection | None:

@@ -249,6 +249,50 @@ def test_html_report_opens_in_headless_chromium_with_a_plot_per_gate(
     assert shot.stat().st_size > 10_000
 
 
+def test_html_report_is_one_file_with_a_drawn_plot_per_gate_and_no_matplotlib(
+    big_ledger: Path, tmp_path: Path
+) -> None:
+    """The properties the fast report rests on: plots are inline SVG written directly
+    (matplotlib is not even imported), well formed, one per gate with every artist the
+    report promises and one marker per measured version; nothing is fetched."""
+    import sys
+    import xml.etree.ElementTree as ET
+
+    out, data = tmp_path / "report.html", tmp_path / "report.json"
+    argv = ["-C", str(big_ledger), "report", "--format", "html", "--out", str(out)]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ledger", *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    assert "ledger.render.plots" in imported and "matplotlib" not in imported
+    cli(big_ledger, "report", "--format", "json", "--out", str(data))
+    series = json.loads(data.read_text())["series"]
+    html = out.read_text()
+    # The bench's test of self-containedness: every src/href is a fragment or a data: URI.
+    assert re.findall(r"""(?:src|href)\s*=\s*["'](?!data:|#)([^"']+)""", html) == []
+    assert html.count("<svg") == len(GATES) + 1  # a plot per gate and the matrix's bars
+    for gate in GATES:
+        figure = html.split(f'id="plot-{gate}"')[1].split("</figure>")[0]
+        svg = ET.fromstring(  # noqa: S314 - our own output, checked for well-formedness
+            figure[figure.index("<svg") : figure.index("</svg>") + 6]
+        )
+        ids = {e.get("id") for e in svg.iter()}
+        for artist in ("trajectory", "errorbars", "baseline", "noise-band", "overrides"):
+            assert artist in ids, (gate, artist)
+        assert {"verdict-confirmed", "verdict-refuted", "reflection-V5"} <= ids, gate
+        tips = [
+            t.text or ""
+            for g in svg.iter()
+            if (g.get("id") or "").startswith("verdict-")
+            for t in g.iter("{http://www.w3.org/2000/svg}title")
+        ]
+        assert sorted(t.split(":")[0] for t in tips) == sorted(p["id"] for p in series[gate])
+
+
 def test_plot_writes_one_figure(big_ledger: Path, tmp_path: Path) -> None:
     png, svg = tmp_path / "recent.png", tmp_path / "older.svg"
     cli(big_ledger, "plot", "--gate", "recent", "--out", str(png))

@@ -274,3 +274,40 @@ def test_every_option_of_run_reaches_a_detached_run(gated: Repo) -> None:
     assert (gated.path / "artifacts/V1/recent/seed-3-r2.json").is_file()
     log = Path(str(record["log"])).read_text()
     assert json.loads(log)["determinism"] is not None, log
+
+
+def test_a_results_cheap_fields_agree_with_its_validated_model(gated: Repo, tmp_path: Path) -> None:
+    """state.Result reads version, gate, status, metrics and provenance from the cached
+    entry without validating it; for run, record, failed and re-measured results alike,
+    each must say what the model says."""
+    from ledger import cache
+    from ledger.context import open_context
+
+    gated.write("src/model.py", "x = 1\n")
+    gated.commit_all("feat: V1 code\n\nLedger-Step: V1")
+    gated.run("run", "V1", "--gate", "recent", "--seeds", "1,bad")
+    recorded = tmp_path / "r.json"
+    recorded.write_text(json.dumps({"score": 3.5}))
+    gated.ok("record", "V1", "--gate", "recent", "--seed", "9", str(recorded))
+    gated.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "n", "--override", "test")
+    gated.ok("run", "V1", "--gate", "recent", "--seeds", "1", "--remeasure", "again")
+    for _ in range(2):  # parsed fresh, then from the entry cache
+        cache._LOADED.clear()
+        state = open_context(gated.path).state()
+        assert len(state.results) == 4
+        for r in state.results:
+            model = r.data
+            assert (r.version, r.gate, r.status) == (model.version, model.gate, model.status)
+            assert r.remeasured == (model.provenance.remeasure is not None)
+            assert r.dirty == model.provenance.dirty and r.metrics == model.metrics
+            assert r.ran_at == (
+                "command" in model.provenance.conditions,
+                model.provenance.code_commit,
+            )
+        kinds = {(r.status, r.remeasured, r.ran_at[0]) for r in state.results}
+        assert kinds == {
+            ("ok", False, True),
+            ("failed", False, True),
+            ("ok", False, False),
+            ("ok", True, True),
+        }

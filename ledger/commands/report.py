@@ -53,7 +53,9 @@ def plot(cwd: Path, gate: str, out: Path | None) -> int:
     target.parent.mkdir(parents=True, exist_ok=True)
     unit = cfg.unit_of(cfg.metric)
     if target.suffix == ".png":
-        data_out = plots.gate_png(gate, cfg.metric, unit, points, best, reflections)
+        from ledger.render import plotpng
+
+        data_out = plotpng.gate_png(gate, cfg.metric, unit, points, best, reflections)
     else:
         data_out = plots.gate_svg(gate, cfg.metric, unit, points, best, reflections, None).encode()
     write_atomic(target, data_out)

@@ -15,7 +15,7 @@ from ledger.state import LedgerState
 def _mean(state: LedgerState, vid: str | None, gate: str, name: str) -> tuple[float | None, int]:
     if vid is None:
         return None, 0
-    values = [r.data.metrics[name] for r in state.results_for(vid, gate) if name in r.data.metrics]
+    values = [r.metrics[name] for r in state.results_for(vid, gate) if name in r.metrics]
     return (fmean(values), len(values)) if values else (None, 0)
 
 

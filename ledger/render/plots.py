@@ -1,65 +1,48 @@
-"""Plots with matplotlib (imported lazily), as SVG text that reads in light and dark themes.
+"""The report's plots as SVG text that reads in light and dark themes.
 
-Text, axes and ticks are drawn in a sentinel colour that is rewritten to
-``currentColor`` in the SVG, so an inline plot takes the page's text colour;
-data colours are mid-tones that read on white and on near-black. Artists get
-SVG ids (``baseline``, ``noise-band``, ``verdict-...``) so tests and readers can
-find them.
+Text, axes and ticks are drawn in ``currentColor``, so an inline plot takes the
+page's text colour; data colours are mid-tones that read on white and on
+near-black. Artists carry ids (``trajectory``, ``baseline``, ``noise-band``,
+``verdict-...``, ``overrides``, ``reflection-V..``, ``phase``) so tests and
+readers can find them, and each point a tooltip (version, mean ± SE, n,
+verdict): past a few dozen versions the x axis labels every k-th one.
+
+Written directly by :mod:`ledger.render.svg`, not by matplotlib (see there
+why); ``plot --out FILE.png`` still uses matplotlib (:mod:`ledger.render.plotpng`).
 """
 
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 
-SENTINEL = "#010203"
+from ledger.render.svg import Axes, esc, label_every, marker, num
+
 VERDICT_STYLE = {
     "confirmed": ("#2e9e44", "o"),
     "refuted": ("#d0453b", "X"),
     "inconclusive": ("#8a8f98", "s"),
     "open": ("#3b82f6", "D"),
 }
+OVERRIDE = "#e0a100"
+BASELINE = "#2e9e44"
+REFLECTION = "#9b59b6"
+GREY = "#8a8f98"
+BLUE = "#3b82f6"
+RED = "#d0453b"
 
 
-def _pyplot(salt: str) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    matplotlib.rcParams.update(
-        {
-            "svg.hashsalt": salt,
-            "svg.fonttype": "none",
-            "font.size": 10,
-            "text.color": SENTINEL,
-            "axes.labelcolor": SENTINEL,
-            "axes.edgecolor": SENTINEL,
-            "xtick.color": SENTINEL,
-            "ytick.color": SENTINEL,
-            "axes.facecolor": "none",
-            "figure.facecolor": "none",
-            "savefig.transparent": True,
-            "legend.framealpha": 0.0,
-            "legend.labelcolor": SENTINEL,
-            "grid.color": "#8a8f98",
-            "grid.alpha": 0.3,
-        }
-    )
-    return plt
+def _categories(labels: list[str]) -> tuple[list[tuple[float, str]], float]:
+    """Tick positions and labels for categories 0..n-1 (every k-th past a few dozen), and
+    their rotation."""
+    step = label_every(len(labels))
+    ticks = [(float(i), labels[i]) for i in range(0, len(labels), step)]
+    return ticks, (45.0 if len(labels) > 8 else 0.0)
 
 
-def _svg(fig: Any) -> str:
-    buffer = io.StringIO()
-    # No date or creator metadata: the same ledger renders the same report.
-    fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None, "Creator": None})
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    text = buffer.getvalue()
-    text = text[text.index("<svg") :]  # drop the XML prolog and doctype: it is inlined in HTML
-    return text.replace(SENTINEL, "currentColor")
+def _sample_line(colour: str, dash: str = "", width: float = 1.4) -> str:
+    dashes = f' stroke-dasharray="{dash}"' if dash else ""
+    return f'<line x1="-9" x2="9" y1="0" y2="0" stroke="{colour}" stroke-width="{width}"{dashes}/>'
 
 
 def gate_svg(
@@ -71,130 +54,123 @@ def gate_svg(
     reflections: list[str],
     phase_after: str | None,
 ) -> str:
-    return _svg(_gate_figure(gate, metric, unit, points, baseline, reflections, phase_after))
-
-
-def gate_png(
-    gate: str,
-    metric: str,
-    unit: str,
-    points: list[dict[str, Any]],
-    baseline: dict[str, Any] | None,
-    reflections: list[str],
-) -> bytes:
-    fig = _gate_figure(gate, metric, unit, points, baseline, reflections, None)
-    buffer = io.BytesIO()
-    fig.savefig(
-        buffer, format="png", dpi=130, bbox_inches="tight", transparent=False, facecolor="white"
-    )
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return buffer.getvalue()
-
-
-def _gate_figure(
-    gate: str,
-    metric: str,
-    unit: str,
-    points: list[dict[str, Any]],
-    baseline: dict[str, Any] | None,
-    reflections: list[str],
-    phase_after: str | None,
-) -> Any:
     """The metric across versions: verdict markers, standing baseline, ±2σ noise band, annotations."""
-    plt = _pyplot(f"gate-{gate}")
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
-    ids = [p["id"] for p in points]
-    xs = list(range(len(points)))
-    means = [p["mean"] for p in points]
-    errs = [(p["sd"] or 0) / math.sqrt(p["n"]) if p["n"] else 0 for p in points]
-    ax.plot(xs, means, color="#8a8f98", linewidth=1, zorder=1, gid="trajectory")
-    ax.errorbar(
-        xs, means, yerr=errs, fmt="none", ecolor="#8a8f98", elinewidth=1, capsize=2, zorder=1
-    )
-    for verdict, (colour, marker) in VERDICT_STYLE.items():
-        chosen = [i for i, p in enumerate(points) if p["verdict"] == verdict]
-        if chosen:
-            ax.scatter(
-                [xs[i] for i in chosen],
-                [means[i] for i in chosen],
-                color=colour,
-                marker=marker,
-                s=46,
-                zorder=3,
-                label=verdict,
-                gid=f"verdict-{verdict}",
-            )
-    overrides = [i for i, p in enumerate(points) if p["override"]]
-    if overrides:
-        ax.scatter(
-            [xs[i] for i in overrides],
-            [means[i] for i in overrides],
-            facecolors="none",
-            edgecolors="#e0a100",
-            s=140,
-            linewidths=1.6,
-            zorder=4,
-            label="override",
-            gid="overrides",
-        )
+    ids = [str(p["id"]) for p in points]
+    xs = [float(i) for i in range(len(points))]
+    means = [float(p["mean"]) for p in points]
+    errs = [(p["sd"] or 0) / math.sqrt(p["n"]) if p["n"] else 0.0 for p in points]
+    lows = [m - e for m, e in zip(means, errs, strict=True)]
+    highs = [m + e for m, e in zip(means, errs, strict=True)]
+    level = sigma = 0.0
     if baseline is not None and xs:
         level, sigma = float(baseline["mean"]), float(baseline["sigma"] or 0.0)
-        ax.axhline(
-            level,
-            color="#2e9e44",
-            linestyle="--",
-            linewidth=1.4,
-            zorder=2,
-            label=f"standing baseline ({baseline['version']})",
-            gid="baseline",
-        )
-        ax.fill_between(
-            [-0.5, len(xs) - 0.5],
+        lows.append(level - 2 * sigma)
+        highs.append(level + 2 * sigma)
+    lo, hi = min(lows, default=0.0), max(highs, default=1.0)
+    margin = (hi - lo) * 0.05
+    xticks, rotate = _categories(ids)
+    ax = Axes(
+        f"gate {gate}: {metric}",
+        (-0.5, max(len(xs) - 0.5, 0.5)),
+        (lo - margin, hi + margin),
+        height=190.0,
+        ylabel=f"{metric} ({unit})" if unit else metric,
+        xlabel="version",
+        xticks=xticks,
+        rotate=rotate,
+    )
+    if baseline is not None and xs:
+        ax.band(
+            "noise-band",
             level - 2 * sigma,
             level + 2 * sigma,
-            color="#2e9e44",
-            alpha=0.14,
-            zorder=0,
-            label="noise band ±2σ",
-            gid="noise-band",
+            f'fill="{BASELINE}" fill-opacity="0.14"',
         )
-    for after in reflections:
-        if after in ids:
-            x = ids.index(after) + 0.5
-            ax.axvline(x, color="#9b59b6", linestyle=":", linewidth=1.2, gid=f"reflection-{after}")
-            ax.annotate(
-                "reflection",
-                (x, 1.0),
-                xycoords=("data", "axes fraction"),
-                rotation=90,
-                va="top",
-                ha="right",
-                fontsize=8,
-                color="#9b59b6",
-            )
-    if phase_after and phase_after in ids:
-        x = ids.index(phase_after) + 0.5
-        ax.axvline(x, color="#e0a100", linestyle="-.", linewidth=1.2, gid="phase")
-        ax.annotate(
-            "phase parked",
-            (x, 0.02),
-            xycoords=("data", "axes fraction"),
-            rotation=90,
-            fontsize=8,
-            color="#e0a100",
-        )
-    ax.set_xticks(
-        xs, ids, rotation=45 if len(xs) > 8 else 0, ha="right" if len(xs) > 8 else "center"
+    ax.polyline("trajectory", xs, means, f'stroke="{GREY}" stroke-width="1"')
+    bars = "".join(
+        f"M{num(ax.x(x))} {num(ax.y(m - e))}V{num(ax.y(m + e))}"
+        f"M{num(ax.x(x) - 2)} {num(ax.y(m - e))}h4M{num(ax.x(x) - 2)} {num(ax.y(m + e))}h4"
+        for x, m, e in zip(xs, means, errs, strict=True)
+        if e
     )
-    ax.set_xlim(-0.5, max(len(xs) - 0.5, 0.5))
-    ax.set_xlabel("version")
-    ax.set_ylabel(f"{metric} ({unit})" if unit else metric)
-    ax.set_title(f"gate {gate}: {metric}", loc="left")
-    ax.grid(True, axis="y")
-    ax.legend(loc="best", fontsize=8, ncols=2)
-    return fig
+    ax.add(f'<path id="errorbars" d="{bars}" stroke="{GREY}" stroke-width="1" fill="none"/>')
+    if baseline is not None and xs:
+        ax.hline(
+            "baseline",
+            level,
+            f'stroke="{BASELINE}" stroke-width="1.4" stroke-dasharray="5.2 2.2"',
+        )
+    for verdict, (colour, shape) in VERDICT_STYLE.items():
+        chosen = [i for i, p in enumerate(points) if p["verdict"] == verdict]
+        if not chosen:
+            continue
+        markers = "".join(
+            marker(shape, ax.x(xs[i]), ax.y(means[i]), _tip(points[i], errs[i])) for i in chosen
+        )
+        ax.add(
+            f'<g id="verdict-{verdict}" fill="{colour}" stroke="{colour}" stroke-width="0.5">'
+            f"{markers}</g>"
+        )
+        ax.legend(
+            f'<g fill="{colour}" stroke="{colour}" stroke-width="0.5">{marker(shape, 0, 0)}</g>',
+            verdict,
+        )
+    overrides = [i for i, p in enumerate(points) if p["override"]]
+    if overrides:
+        rings = "".join(
+            f'<circle cx="{num(ax.x(xs[i]))}" cy="{num(ax.y(means[i]))}" r="5.9"/>'
+            for i in overrides
+        )
+        ax.add(f'<g id="overrides" fill="none" stroke="{OVERRIDE}" stroke-width="1.6">{rings}</g>')
+        ax.legend(
+            f'<circle r="5.9" fill="none" stroke="{OVERRIDE}" stroke-width="1.6"/>', "override"
+        )
+    if baseline is not None and xs:
+        ax.legend(_sample_line(BASELINE, "5.2 2.2"), f"standing baseline ({baseline['version']})")
+        ax.legend(
+            f'<rect x="-9" y="-4" width="18" height="8" fill="{BASELINE}" fill-opacity="0.14"/>',
+            "noise band ±2σ",
+        )
+    at = {vid: i for i, vid in enumerate(ids)}
+    for after in reflections:
+        if after in at:
+            x = at[after] + 0.5
+            ax.vline(
+                f"reflection-{after}",
+                x,
+                f'stroke="{REFLECTION}" stroke-width="1.2" stroke-dasharray="1.2 2"',
+            )
+            ax.label(
+                "reflection",
+                ax.x(x) - 2,
+                ax.top + 2,
+                f'font-size="8" fill="{REFLECTION}" text-anchor="end"',
+                rotate=-90,
+            )
+    if phase_after and phase_after in at:
+        x = at[phase_after] + 0.5
+        ax.vline("phase", x, f'stroke="{OVERRIDE}" stroke-width="1.2" stroke-dasharray="6 2 1.2 2"')
+        ax.label(
+            "phase parked",
+            ax.x(x) - 2,
+            ax.top + ax.height - 4,
+            f'font-size="8" fill="{OVERRIDE}"',
+            rotate=-90,
+        )
+    return ax.svg(legend_columns=2)
+
+
+def _tip(point: dict[str, Any], err: float) -> str:
+    extra = " (override)" if point.get("override") else ""
+    return f"{point['id']}: {point['mean']:.4g} ± {err:.2g} (n={point['n']}), {point['verdict']}{extra}"
+
+
+def _value_limits(values: list[float], extra: list[float]) -> tuple[float, float]:
+    """Bars start at zero: the limits hold zero, every value and the reference line, with a
+    5% margin on a side that is not zero (as matplotlib's bars stick to zero)."""
+    lo, hi = min([0.0, *values, *extra]), max([0.0, *values, *extra])
+    span = (hi - lo) or 1.0
+    return (lo - 0.05 * span if lo < 0 else lo), (hi + 0.05 * span if hi > 0 else hi)
 
 
 def bars_plot(
@@ -208,33 +184,58 @@ def bars_plot(
     colours: list[str] | None = None,
 ) -> str:
     """Side-by-side bars (matrix cells, candidates) with one reference line."""
-    plt = _pyplot(f"bars-{name}")
-    fig, ax = plt.subplots(figsize=(7.5, 3.2))
-    ax.bar(range(len(values)), values, color=colours or "#3b82f6", gid=f"bars-{name}")
-    if line is not None:
-        ax.axhline(
-            line, color="#d0453b", linestyle="--", linewidth=1.2, label=line_label, gid="reference"
+    ticks, _ = _categories(labels)
+    ax = Axes(
+        title,
+        (-0.5, max(len(values) - 0.5, 0.5)),
+        _value_limits(values, [line] if line is not None else []),
+        height=180.0,
+        ylabel=ylabel,
+        xticks=ticks,
+        rotate=30.0 if len(labels) > 6 else 0.0,
+    )
+    zero = ax.y(max(ax.y0, min(ax.y1, 0.0)))
+    half = (ax.x(0.4) - ax.x(-0.4)) / 2
+    rects = []
+    for i, value in enumerate(values):
+        top = ax.y(value)
+        colour = colours[i] if colours else BLUE
+        label = labels[i] if i < len(labels) else str(i)
+        rects.append(
+            f'<rect x="{num(ax.x(i) - half)}" y="{num(min(top, zero))}" width="{num(2 * half)}" '
+            f'height="{num(abs(zero - top))}" fill="{colour}">'
+            f"<title>{esc(label)}: {value:.4g}</title></rect>"
         )
-        ax.legend(loc="best", fontsize=8)
-    ax.set_xticks(range(len(labels)), labels, rotation=30 if len(labels) > 6 else 0)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, loc="left")
-    ax.grid(True, axis="y")
-    return _svg(fig)
+    ax.add(f'<g id="bars-{esc(name)}">{"".join(rects)}</g>')
+    if line is not None:
+        ax.hline("reference", line, f'stroke="{RED}" stroke-width="1.2" stroke-dasharray="4.4 1.9"')
+        ax.legend(_sample_line(RED, "4.4 1.9", 1.2), line_label)
+        ax.avoid += [(ax.x(i), ax.y(v)) for i, v in enumerate(values)]
+    return ax.svg()
 
 
 def line_plot(
     name: str, title: str, values: list[float], ylabel: str, bar: float, bar_label: str
 ) -> str:
     """A value per step against a bar (batches: pass ratio per batch vs the convergence bar)."""
-    plt = _pyplot(f"line-{name}")
-    fig, ax = plt.subplots(figsize=(7.5, 3.0))
-    ax.plot(range(len(values)), values, marker="o", color="#3b82f6", gid=f"series-{name}")
-    ax.axhline(bar, color="#2e9e44", linestyle="--", label=bar_label, gid="bar")
-    ax.set_xlabel("batch")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(0, 1.05)
-    ax.set_title(title, loc="left")
-    ax.legend(loc="best", fontsize=8)
-    ax.grid(True, axis="y")
-    return _svg(fig)
+    xs = [float(i) for i in range(len(values))]
+    span = max(len(values) - 1, 1)
+    step = label_every(len(values))
+    ax = Axes(
+        title,
+        (-0.05 * span, span * 1.05),
+        (0.0, 1.05),
+        height=165.0,
+        ylabel=ylabel,
+        xlabel="batch",
+        xticks=[(float(i), str(i)) for i in range(0, len(values), step)],
+    )
+    ax.polyline(f"series-{name}", xs, values, f'stroke="{BLUE}" stroke-width="1.5"')
+    dots = "".join(
+        marker("o", ax.x(x), ax.y(v), f"batch {int(x)}: {v:.3g}")
+        for x, v in zip(xs, values, strict=True)
+    )
+    ax.add(f'<g fill="{BLUE}">{dots}</g>')
+    ax.hline("bar", bar, f'stroke="{BASELINE}" stroke-width="1.5" stroke-dasharray="5.5 2.4"')
+    ax.legend(_sample_line(BASELINE, "5.5 2.4", 1.5), bar_label)
+    return ax.svg()

@@ -171,9 +171,9 @@ def _series(state: LedgerState) -> dict[str, list[dict[str, Any]]]:
         points = []
         for v in state.versions:
             values = [
-                r.data.metrics[cfg.metric]
+                r.metrics[cfg.metric]
                 for r in state.results_for(v.id, gate)
-                if cfg.metric in r.data.metrics
+                if cfg.metric in r.metrics
             ]
             if not values:
                 continue
