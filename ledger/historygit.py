@@ -45,7 +45,11 @@ class GitHistory:
             self._batch = None
 
     def read_blob(self, blob_id: str) -> bytes:
-        """One blob, through one ``git cat-file --batch`` for the whole run."""
+        """One blob: a loose object (what the last few commits wrote) straight from the
+        object store, else through one ``git cat-file --batch`` for the whole run."""
+        loose = self._loose_blob(blob_id)
+        if loose is not None:
+            return loose
         if self._batch is None:
             self._batch = subprocess.Popen(
                 ["git", "cat-file", "--batch"],
@@ -64,6 +68,27 @@ class GitHistory:
             raise BadInput(f"no blob {blob_id}: history is incomplete", "git fetch --unshallow")
         data = pipe_out.read(int(header[2]))
         pipe_out.read(1)  # the newline after the contents
+        return data
+
+    def _loose_blob(self, blob_id: str) -> bytes | None:
+        """The blob as git stores a loose object (``objects/xx/yyyy``: zlib-deflated
+        ``blob <size>\\0<contents>``); None when it is packed, elsewhere or not a blob,
+        and git itself is asked. A transition's new objects are loose until git packs
+        them, and this spares the incremental path a process."""
+        import zlib
+
+        if len(blob_id) not in (40, 64) or not all(c in "0123456789abcdef" for c in blob_id):
+            return None
+        path = self.common_dir / "objects" / blob_id[:2] / blob_id[2:]
+        try:
+            with open(path, "rb") as handle:
+                raw = zlib.decompress(handle.read())
+        except (OSError, zlib.error):
+            return None
+        header, nul, data = raw.partition(b"\0")
+        kind, _, size = header.partition(b" ")
+        if not nul or kind != b"blob" or not size.isdigit() or int(size) != len(data):
+            return None
         return data
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[bytes]:

@@ -40,19 +40,15 @@ cached by commit id too.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from ledger import gitcli
-from ledger.cache import EntryCache
 from ledger.commitinfo import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo, parse_trailers
 from ledger.commitrules import glob_match, is_free
-from ledger.entrykind import classify
 from ledger.errors import BadInput, LedgerError, Refused
 from ledger.repobase import (
     DEFAULT_FREE_PATHS,
@@ -66,12 +62,14 @@ from ledger.repobase import (
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
 if TYPE_CHECKING:
+    from ledger.cache import EntryCache
     from ledger.store import Store
 
 WITNESS = "refs/ledger/witness/"
 REMOTE_WITNESS = "refs/ledger/remotes/"
 CACHE_FILE = "verify-cache.json"
-CACHE_VERSION = 2
+CACHE_VERSION = 3
+KEEP_CONFIGS = 8  # configuration blobs whose verdict-affecting tables are cached
 KEEP_TIPS = 4
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{40})")
 RESULT_KINDS = ("record", "run", "run-failed")  # transitions that add results
@@ -164,6 +162,16 @@ class _Change:
     new: str | None
 
 
+class _Parsed(dict[str, Any]):
+    """The entries one incremental run parsed (EntryCache's get/put/save), kept in memory."""
+
+    def put(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def save(self) -> None:
+        return None
+
+
 class _Replay:
     def __init__(self, store: Store, config: Any, config_file: str) -> None:
         self.store = store
@@ -174,7 +182,7 @@ class _Replay:
         hooks = config.hooks
         self.free = tuple(getattr(hooks, "free_paths", DEFAULT_FREE_PATHS))
         self.strict = bool(hooks.require_open_version)
-        self.entries = EntryCache(store.ledger_state_dir)
+        self._entries: EntryCache | _Parsed | None = None
         self._config_tables: dict[str, dict[str, str]] = {}
         self._diffs: dict[str, list[tuple[str, str | None, str | None]]] = {}
         self.marks: dict[str, dict[str, list[list[str]]]] = {}
@@ -183,6 +191,21 @@ class _Replay:
         self._rules: tuple[list[tuple[str, set[str], bool]], set[str]] | None = None
 
     # --- helpers ------------------------------------------------------------
+
+    @property
+    def entries(self) -> EntryCache | _Parsed:
+        """The shared parsed-entry cache, read only when an entry is parsed (a commit
+        that changes none, such as a configuration transition, never loads it)."""
+        if self._entries is None:
+            if getattr(self.store, "light", False):
+                # The incremental path parses the few new blobs itself: the shared
+                # cache holds every entry ever parsed (tens of MB at 10,000 steps).
+                self._entries = _Parsed()
+            else:
+                from ledger.cache import EntryCache
+
+                self._entries = EntryCache(self.store.ledger_state_dir)
+        return self._entries
 
     def read_blob(self, blob: str) -> bytes:
         if self._snap is None:
@@ -202,7 +225,7 @@ class _Replay:
                 self.strict,
             ]
         )
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return text  # short, and no hashlib on the incremental path
 
     def finding(self, c: CommitInfo, path: str, rule: str, msg: str, fix: str, step: str) -> None:
         mark = self.marks.setdefault(c.id, {"f": [], "n": []})
@@ -233,6 +256,8 @@ class _Replay:
 
     def frozen(self, kind: str, parsed: dict[str, Any]) -> tuple[str, str]:
         """(hash of the frozen part, hash of the conclusion part) of a version or matrix."""
+        import hashlib
+
         model = parsed["model"]
         if kind == "version":
             from ledger.model.entries import REGISTERED_KEYS
@@ -252,20 +277,22 @@ class _Replay:
         return digest[0], digest[1]
 
     def config_tables(self, blob: str | None) -> dict[str, str]:
-        """Digests of the verdict-affecting tables in one configuration blob (one per gate)."""
+        """The verdict-affecting tables in one configuration blob (one per gate), each as
+        canonical JSON text; kept in the cache by blob id, so the configuration before
+        a transition is not read again."""
         if blob is None:
             return {}
         if blob in self._config_tables:
+            self._config_tables[blob] = self._config_tables.pop(blob)  # recently used
             return self._config_tables[blob]
+        import tomllib
+
         try:
             data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError):
             data = {"unreadable": blob}
         tables = frozen_tables(ledger_table(data, self.config_file) or {})
-        digests = {
-            k: hashlib.sha256(json.dumps(v, sort_keys=True, default=str).encode()).hexdigest()[:16]
-            for k, v in tables.items()
-        }
+        digests = {k: json.dumps(v, sort_keys=True, default=str) for k, v in tables.items()}
         self._config_tables[blob] = digests
         return digests
 
@@ -386,6 +413,8 @@ class _Replay:
             )
 
     def entry_change(self, change: _Change, state: dict[str, Any]) -> None:
+        from ledger.entrykind import classify
+
         c, kind, path, rel = change.commit, change.kind, change.path, change.rel
         what = classify(rel, self.prefix)
         if what in ("version", "matrix"):
@@ -709,6 +738,8 @@ class _Replay:
 
     def merge_commit(self, c: CommitInfo, parents: list[dict[str, Any]]) -> dict[str, Any]:
         """A merge adds nothing of its own: each entry equals one side's."""
+        from ledger.entrykind import classify
+
         snap = self.store.snapshot(c.id)
         merged = snap.files(self.dir)
         sides = [self.store.snapshot(p).files(self.dir) for p in c.parents]
@@ -818,9 +849,15 @@ def _load_cache(path: str, key: str) -> dict[str, Any]:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError):
-        return {"key": key, "tips": {}, "marks": {}}
+        data = None
     if not isinstance(data, dict) or data.get("key") != key:
-        return {"key": key, "tips": {}, "marks": {}}
+        return {"key": key, "tips": {}, "marks": {}, "cfg": {}}
+    configs = data.get("cfg")
+    valid = isinstance(configs, dict) and all(
+        isinstance(v, dict) and all(isinstance(t, str) for t in v.values())
+        for v in configs.values()
+    )
+    data["cfg"] = configs if valid else {}
     return data
 
 
@@ -924,6 +961,7 @@ def replay(
     cache = _load_cache(cache_path, r.key())
     tips: dict[str, Any] = cache["tips"]
     r.marks = cache["marks"]
+    r._config_tables = cache["cfg"]
     if tip in tips:
         return tips[tip], r.marks
     light = bool(getattr(store, "light", False))
@@ -985,8 +1023,10 @@ def replay(
     tips[tip] = final
     for old in list(tips)[:-KEEP_TIPS]:
         del tips[old]
-    _save_cache(cache_path, {"key": r.key(), "tips": tips, "marks": r.marks})
-    r.entries.save()
+    configs = dict(list(r._config_tables.items())[-KEEP_CONFIGS:])
+    _save_cache(cache_path, {"key": r.key(), "tips": tips, "marks": r.marks, "cfg": configs})
+    if r._entries is not None:
+        r._entries.save()
     return final, r.marks
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -104,3 +106,81 @@ def test_bad_front_matter_is_bad_input(text: str, reason: str) -> None:
 def test_bad_json_is_bad_input(data: bytes, reason: str) -> None:
     with pytest.raises(BadInput, match=reason):
         load_json(data, "x.json")
+
+
+# Plain scalars YAML 1.1 reads as something other than a string, and shapes the
+# direct construction leaves to PyYAML (merge keys, explicit tags, timestamps, sets).
+yaml_words = st.sampled_from(
+    [
+        "yes",
+        "No",
+        "ON",
+        "off",
+        "~",
+        "null",
+        "Null",
+        "0x1F",
+        "0o17",
+        "017",
+        "0b101",
+        "1_000",
+        "190:20:30",
+        "-1.5e3",
+        ".inf",
+        "-.Inf",
+        ".NaN",
+        "2026-11-30",
+        "2026-11-30 01:02:03",
+        "<<",
+        "=",
+        "!!str 12",
+        "!!int '7'",
+        "!!float 1",
+        "!!bool yes",
+        "!!set {a, b}",
+        "!!binary aGk=",
+        "!!timestamp 2001-12-14",
+        "!!python/none ''",
+        "'quoted'",
+        '"dq\\n"',
+        "{a: 1, b: [2, 3]}",
+        "[x, {y: z}]",
+        "? complex\n: key",
+        "key: |\n  block\n",
+        "-",
+        "a: b: c",
+        "\t",
+        "%YAML 1.1\n---\nx: 1",
+        "--- 1\n--- 2",
+        "<<: {a: 1}\nb: 2",
+    ]
+)
+yaml_texts = st.one_of(
+    st.lists(st.one_of(yaml_words, st.text(max_size=12)), max_size=6).map(
+        lambda parts: "\n".join(f"k{i}: {p}" for i, p in enumerate(parts))
+    ),
+    st.lists(yaml_words, max_size=4).map(lambda parts: "".join(f"- {p}\n" for p in parts)),
+    yaml_words,
+    st.text(max_size=60),
+    fronts.map(lambda front: yaml.safe_dump(front, sort_keys=False, allow_unicode=True)),
+)
+
+
+def _outcome(load: Any) -> tuple[str, Any]:
+    try:
+        value = load()
+    except Exception as exc:
+        return "error", type(exc).__name__
+    return "value", repr(value)
+
+
+@settings(max_examples=400)
+@given(text=yaml_texts)
+def test_fast_yaml_reads_what_the_safe_loader_reads(text: str) -> None:
+    """The C loader's direct construction gives exactly what libyaml's SafeLoader gives
+    (values and their types, including floats, bools and nulls), or the same error."""
+    from ledger.model.documents import _load_c
+
+    expected = _outcome(lambda: yaml.load(text, Loader=yaml.CSafeLoader))
+    assert _outcome(lambda: _load_c(text)) == expected
+    assert _outcome(lambda: _load_c(text)) == expected  # the memo of plain scalars

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -355,3 +356,90 @@ def test_incremental_verify_agrees_with_a_full_replay_and_stays_light(loop: Repo
             (state / cached).unlink()
         full = loop.run("verify", "--json")
         assert full.code == 1 and json.loads(light.stdout) == full.json(), name
+
+
+def _light_and_full(repo: Repo) -> tuple[Any, Any]:
+    """verify --json built on the caches as they are, then a full replay from the root."""
+    light = repo.run("verify", "--json")
+    for cached in ("verify-cache.json", "verify-report.json"):
+        (repo.path / ".git/ledger" / cached).unlink(missing_ok=True)
+    full = repo.run("verify", "--json")
+    assert light.code in (0, 1) and full.code in (0, 1), light.err + full.err
+    return light.json(), full.json()
+
+
+def _amend_with_code(repo: Repo) -> None:
+    """The configuration transition amended into a commit that also changes code."""
+    repo.write("src/model.py", "x = 9\n")
+    repo.git("add", "src/model.py")
+    repo.git(
+        "-c", "core.hooksPath=/dev/null", "commit", "-q", "--amend", "--no-edit", "--no-verify"
+    )
+
+
+def _reset_and_recommit(repo: Repo) -> None:
+    """The transition dropped (a force-push's view) and the same settings committed with code."""
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    edit_text_in(repo, "ledger.toml", "noise_floor = 1.0", "noise_floor = 0.25")
+    repo.write("src/model.py", "x = 9\n")
+    hand_commit(repo, "feat(model): V1 — tune\n\nLedger-Step: V1", "ledger.toml", "src/model.py")
+
+
+def _rebase_onto_a_code_commit(repo: Repo) -> None:
+    """The transition replayed on top of a new code commit (a rebase): a new commit id
+    for the same configuration blob, now after a commit that breaks a rule."""
+    repo.git("branch", "-f", "moved", "HEAD")
+    repo.git("reset", "-q", "--hard", "HEAD~1")
+    repo.write("src/model.py", "x = 9\n")
+    hand_commit(repo, "feat: for another\n\nLedger-Step: V9", "src/model.py")
+    repo.git("-c", "core.hooksPath=/dev/null", "cherry-pick", "moved")
+
+
+def edit_text_in(repo: Repo, path: str, old: str, new: str) -> None:
+    text = (repo.path / path).read_text()
+    assert old in text
+    (repo.path / path).write_text(text.replace(old, new, 1))
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [_amend_with_code, _reset_and_recommit, _rebase_onto_a_code_commit],
+    ids=["amend", "reset-and-recommit", "rebase"],
+)
+def test_cached_configurations_never_hide_a_rewrite(loop: Repo, rewrite: Any) -> None:
+    """verify keeps the verdict-affecting tables of recent configuration blobs in its
+    cache (keyed by blob id: by content); history rewritten after that cache was written
+    is judged as a full replay from the root judges it, findings included."""
+    loop.ok("config", "set", "gates.recent.noise_floor", "0.25", "--reason", "measured noise")
+    loop.run("status", "--json")  # status verifies and caches, as in daily use
+    assert loop.run("verify").code == 0
+    cache = json.loads((loop.path / ".git/ledger/verify-cache.json").read_text())
+    assert len(cache["cfg"]) == 2  # the configuration before and after the transition
+    rewrite(loop)
+    light, full = _light_and_full(loop)
+    assert light == full
+    assert not full["ok"] and full["findings"], full
+    status = loop.run("status", "--json").json()
+    assert [f["rule"] for f in status["history"]] == [f["rule"] for f in full["findings"]]
+
+
+def test_light_history_reads_loose_and_packed_blobs_as_git_does(loop: Repo) -> None:
+    from ledger.errors import BadInput
+    from ledger.historygit import GitHistory
+
+    common = loop.path / ".git"
+    blob = loop.git("rev-parse", "HEAD:ledger.toml").strip()
+    tree = loop.git("rev-parse", "HEAD^{tree}").strip()
+    expected = (loop.path / "ledger.toml").read_bytes()
+    for packed in (False, True):
+        if packed:
+            loop.git("gc", "-q")
+        loose = (common / "objects" / blob[:2] / blob[2:]).exists()
+        assert loose is not packed
+        history = GitHistory(loop.path, common, common, loop.head())
+        try:
+            assert history.read_blob(blob) == expected
+            with pytest.raises(BadInput):
+                history.read_blob(tree)  # an object that is not a blob is no blob
+        finally:
+            history.close()

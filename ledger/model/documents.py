@@ -55,6 +55,83 @@ def decode_text(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> st
 
 
 _FAST_LOADER: Any = getattr(yaml, "CSafeLoader", None)
+_TAG = "tag:yaml.org,2002:"
+_PLAIN_TAGS: dict[str, str] = {}  # plain scalar -> its implicit tag (a function of its text)
+_PLAIN_MEMO_LIMIT = 1 << 16
+
+
+class _Slow(Exception):
+    """A node the direct construction below leaves to PyYAML's own constructor."""
+
+
+if _FAST_LOADER is not None:
+
+    class _CLoader(_FAST_LOADER):  # type: ignore[misc]
+        """libyaml's safe loader whose tag resolution is remembered per plain scalar.
+
+        SafeLoader resolves a plain scalar's tag from its text alone (no path
+        resolvers): the same keys and values recur in every entry of a ledger."""
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is yaml.ScalarNode and implicit[0]:
+                tag = _PLAIN_TAGS.get(value)
+                if tag is None:
+                    tag = super().resolve(kind, value, implicit)
+                    if len(_PLAIN_TAGS) < _PLAIN_MEMO_LIMIT:
+                        _PLAIN_TAGS[value] = tag
+                return tag
+            return super().resolve(kind, value, implicit)
+
+
+def _construct(loader: Any, node: Any) -> Any:
+    """What SafeConstructor makes of ``node`` for the common tags (str, null, bool,
+    int, float, seq, map), built directly; anything else raises :class:`_Slow`.
+
+    PyYAML's constructor keeps per-node bookkeeping for aliases and recursive
+    structures, which text without '&' and '*' cannot have; scalars go through
+    SafeConstructor's own methods, so the values are the ones it makes."""
+    kind = type(node)
+    tag = node.tag
+    if kind is yaml.ScalarNode:
+        if tag == _TAG + "str":
+            return node.value
+        if tag == _TAG + "null":
+            return None
+        if tag == _TAG + "bool":
+            return loader.construct_yaml_bool(node)
+        if tag == _TAG + "int":
+            return loader.construct_yaml_int(node)
+        if tag == _TAG + "float":
+            return loader.construct_yaml_float(node)
+    elif kind is yaml.SequenceNode and tag == _TAG + "seq":
+        return [_construct(loader, child) for child in node.value]
+    elif kind is yaml.MappingNode and tag == _TAG + "map":
+        mapping = {}
+        for key_node, value_node in node.value:
+            # Merge ('<<') and value ('=') keys are SafeConstructor's to flatten.
+            if type(key_node) is not yaml.ScalarNode or key_node.tag in (
+                _TAG + "merge",
+                _TAG + "value",
+            ):
+                raise _Slow
+            mapping[_construct(loader, key_node)] = _construct(loader, value_node)
+        return mapping
+    raise _Slow
+
+
+def _load_c(text: str) -> Any:
+    """``yaml.load(text, Loader=CSafeLoader)``, the same values built faster."""
+    loader = _CLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            return _construct(loader, node)
+        except Exception:  # PyYAML's own constructor decides, as before
+            return loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def load_yaml(text: str, where: str, first_line: int = 1) -> Any:
@@ -65,7 +142,7 @@ def load_yaml(text: str, where: str, first_line: int = 1) -> Any:
         # entry of a long ledger). Whatever it refuses is read again below for the
         # message; libyaml caps nesting itself, so deep nesting is an error, not a crash.
         try:
-            return yaml.load(text, Loader=_FAST_LOADER)  # noqa: S506 - the safe C loader
+            return _load_c(text)
         except (yaml.YAMLError, RecursionError):
             pass
     try:
