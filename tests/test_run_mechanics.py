@@ -311,3 +311,43 @@ def test_a_results_cheap_fields_agree_with_its_validated_model(gated: Repo, tmp_
             ("ok", False, False),
             ("ok", True, True),
         }
+
+
+@pytest.mark.parametrize("skew", ["code-dated-in-the-past", "registration-dated-ahead"])
+def test_code_merged_from_a_branch_counts_whatever_the_clocks_said(
+    bare_repo: Repo, skew: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A version's code commits are the ones after its registration in the graph
+    (registration..HEAD), never judged by commit dates: a clock that ran ahead on the
+    machine that registered, or behind on the one that wrote the code, must not turn
+    results measured after the code into "measured before any code commit"."""
+    bare_repo.write("gate.py", GATE)
+    bare_repo.write("ledger.toml", CONFIG.format(python=sys.executable))
+    bare_repo.commit_all("chore: gate")
+    bare_repo.ok("init")
+    branch = bare_repo.git("rev-parse", "--abbrev-ref", "HEAD").strip()
+    assert register(bare_repo, "V0").code == 0
+    bare_repo.ok("run", "V0", "--gate", "recent", "--seeds", "1")
+    bare_repo.ok("conclude", "V0", "--verdict", "confirmed", "--next", "n")
+    ahead = "2099-01-01T00:00:00" if skew == "registration-dated-ahead" else None
+    if ahead:
+        monkeypatch.setenv("GIT_COMMITTER_DATE", ahead)
+        monkeypatch.setenv("GIT_AUTHOR_DATE", ahead)
+    assert register(bare_repo, "V1").code == 0
+    monkeypatch.delenv("GIT_COMMITTER_DATE", raising=False)
+    monkeypatch.delenv("GIT_AUTHOR_DATE", raising=False)
+    bare_repo.git("checkout", "-q", "-b", "feat")
+    bare_repo.write("src/model.py", "x = 2\n")
+    with monkeypatch.context() as m:
+        if not ahead:
+            m.setenv("GIT_COMMITTER_DATE", "2001-01-01T00:00:00")
+            m.setenv("GIT_AUTHOR_DATE", "2001-01-01T00:00:00")
+        bare_repo.commit_all("feat: V1 code\n\nLedger-Step: V1")
+    bare_repo.git("checkout", "-q", branch)
+    bare_repo.git("merge", "-q", "--no-ff", "-m", "Merge feat", "feat")
+    bare_repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
+    shown = json.loads(bare_repo.ok("show", "V1", "--json").out)
+    assert shown["flags"]["before_code"] == [], shown["flags"]
+    # conclude's own readiness check agrees (it refused these results before).
+    done = bare_repo.run("conclude", "V1", "--verdict", "inconclusive", "--next", "n")
+    assert "unreproducible-results" not in done.err, done.err
