@@ -54,6 +54,8 @@ def exit_now(done: SystemExit) -> None:
     pending = getattr(atexit, "_ncallbacks", None)
     if pending is None or pending() > 0:
         return
+    if sys.stdout is None or sys.stderr is None:
+        return  # started with a descriptor closed: the normal exit copes
     try:
         sys.stdout.flush()
         sys.stderr.flush()

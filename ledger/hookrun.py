@@ -468,7 +468,7 @@ def run() -> int:
     with atexit) ends the normal way.
     """
     code = main()
-    if "ledger.hookcheck" in sys.modules:
+    if "ledger.hookcheck" in sys.modules or sys.stdout is None or sys.stderr is None:
         return code
     try:
         sys.stdout.flush()

@@ -80,3 +80,13 @@ def test_a_profiled_run_writes_its_profile(tmp_path: Path) -> None:
         [sys.executable, "-m", "cProfile", "-o", str(out), str(script)], capture_output=True
     )
     assert done.returncode == 0 and out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("closed", ["2>&-", ">&-"])
+def test_a_closed_descriptor_keeps_the_status(tmp_path: Path, closed: str) -> None:
+    """Started with stdout or stderr closed, Python has no sys.stdout or sys.stderr:
+    the status the command chose is still the process's."""
+    script = tmp_path / "main.py"
+    script.write_text(PROLOGUE + "exit_now(SystemExit(0))\nsys.exit(0)\n")
+    done = subprocess.run(["sh", "-c", f'"$0" "$1" {closed}', sys.executable, str(script)])
+    assert done.returncode == 0
