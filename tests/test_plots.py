@@ -11,7 +11,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ledger.render import plots
-from ledger.render.svg import MAX_TICK_LABELS, label_every, nice_ticks
+from ledger.render.svg import MAX_TICK_LABELS, label_every, nice_ticks, tick_text
 
 NS = "{http://www.w3.org/2000/svg}"
 VERDICTS = ("confirmed", "refuted", "inconclusive", "open")
@@ -113,6 +113,27 @@ def test_ticks_are_round_evenly_spaced_and_inside_the_range(lo: float, span: flo
     mantissa = step / 10 ** math.floor(math.log10(step) + 1e-9)
     assert any(math.isclose(mantissa, m, rel_tol=1e-6) for m in (1, 2, 2.5, 5, 10)), step
     assert decimals >= 0
+
+
+@given(
+    st.floats(-1e6, 1e6, allow_nan=False),
+    st.integers(-15, 9),
+    st.floats(1.0, 9.99),
+)
+def test_every_tick_of_a_scale_reads_differently(lo: float, exponent: int, mantissa: float) -> None:
+    """Latencies in seconds, error rates, counts: at any scale whose span a float can
+    tell apart (at most 10^6 times smaller than its ends), no two tick labels agree
+    (a tolerance test once printed every tick of a 5e-8 step as "0")."""
+    span = mantissa * 10.0**exponent
+    assume(span > abs(lo) * 1e-6)
+    ticks, decimals = nice_ticks(lo, lo + span)
+    labels = [tick_text(t, decimals) for t in ticks]
+    assert len(set(labels)) == len(labels), labels
+
+
+def test_a_tiny_scale_is_labelled_with_its_digits() -> None:
+    ticks, decimals = nice_ticks(2.0e-7, 4.2e-7)
+    assert [tick_text(t, decimals) for t in ticks][:2] == ["0.00000020", "0.00000025"]
 
 
 finite = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False)

@@ -51,17 +51,21 @@ def nice_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], int]:
     if not math.isfinite(span) or span <= 0:
         return [lo], 2
     raw = span / most
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * magnitude >= raw)
+    exponent = math.floor(math.log10(raw))
+    magnitude = 10.0**exponent
+    factor = next(m for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * magnitude >= raw)
+    step = factor * magnitude
     first = math.ceil(lo / step - 1e-9)
     ticks = []
     k = first
     while k * step <= hi + step * 1e-9:
         ticks.append(k * step)
         k += 1
-    decimals = 0
-    while decimals < 12 and abs(step * 10**decimals - round(step * 10**decimals)) > 1e-6:
-        decimals += 1
+    # The step is factor x 10^exponent: its decimals follow from the exponent, at any
+    # scale (a tolerance test printed every tick of a 5e-8 step as "0").
+    if factor == 10.0:
+        exponent += 1
+    decimals = max(0, -exponent + (1 if factor == 2.5 else 0))
     return ticks, decimals
 
 
