@@ -56,6 +56,14 @@ from ledger.errors import (
     errno_in,
 )
 
+# libgit2 maps pack files in windows of up to 1 GB, keeping up to 8 GB mapped, and a
+# mapped page that was read counts as resident: reading 60,000 entry blobs of a
+# 10,000-step ledger left 243 MB resident for 93 MB with 32 MB windows, at the same
+# speed. Process-wide, set once on import.
+PACK_WINDOW = 32 << 20
+pygit2.settings.mwindow_size = PACK_WINDOW
+pygit2.settings.mwindow_mapped_limit = PACK_WINDOW
+
 JOURNAL = "ledger-pending.json"
 MAX_ATTEMPTS = 50
 _O = TypeVar("_O", pygit2.Blob, pygit2.Tree, pygit2.Commit)
