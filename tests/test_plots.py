@@ -11,7 +11,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ledger.render import plots
-from ledger.render.svg import MAX_TICK_LABELS, label_every, nice_ticks, tick_text
+from ledger.render.svg import MAX_TICK_LABELS, label_every, nice_ticks, tick_labels
 
 NS = "{http://www.w3.org/2000/svg}"
 VERDICTS = ("confirmed", "refuted", "inconclusive", "open")
@@ -127,13 +127,20 @@ def test_every_tick_of_a_scale_reads_differently(lo: float, exponent: int, manti
     span = mantissa * 10.0**exponent
     assume(span > abs(lo) * 1e-6)
     ticks, decimals = nice_ticks(lo, lo + span)
-    labels = [tick_text(t, decimals) for t in ticks]
+    labels = tick_labels(ticks, decimals)
     assert len(set(labels)) == len(labels), labels
 
 
 def test_a_tiny_scale_is_labelled_with_its_digits() -> None:
     ticks, decimals = nice_ticks(2.0e-7, 4.2e-7)
-    assert [tick_text(t, decimals) for t in ticks][:2] == ["0.00000020", "0.00000025"]
+    assert tick_labels(ticks, decimals)[:2] == ["0.00000020", "0.00000025"]
+
+
+def test_a_small_span_far_from_zero_is_labelled_apart() -> None:
+    """Found by the property above: 6.1035e-05 in steps of 1e-11."""
+    ticks, decimals = nice_ticks(6.103515625e-05, 6.103515625e-05 + 7e-11)
+    labels = tick_labels(ticks, decimals)
+    assert len(set(labels)) == len(labels) == len(ticks), labels
 
 
 finite = st.floats(-1e300, 1e300, allow_nan=False, allow_infinity=False)

@@ -73,9 +73,24 @@ def tick_text(value: float, decimals: int) -> str:
     text = f"{value:.{decimals}f}"
     if len(text) > 12:  # a huge or tiny scale: four significant digits
         text = f"{value:.4g}"
+    return _tidy(text)
+
+
+def _tidy(text: str) -> str:
     if text.startswith("-"):
         text = "−" + text[1:]  # a typographic minus, as matplotlib prints
     return "0" if re.fullmatch(r"−0(\.0*)?", text) else text
+
+
+def tick_labels(ticks: list[float], decimals: int) -> list[str]:
+    """The ticks' labels, each telling its tick apart from the others: a small span far
+    from zero (6.1035e-05 in steps of 1e-11) needs more than four significant digits."""
+    labels = [tick_text(t, decimals) for t in ticks]
+    digits = 5
+    while len(set(labels)) < len(labels) and digits <= 17:
+        labels = [_tidy(f"{t:.{digits}g}") for t in ticks]
+        digits += 1
+    return labels
 
 
 def label_every(count: int) -> int:
@@ -113,7 +128,7 @@ class Axes:
             lo, hi = centre - pad, centre + pad
         self.y0, self.y1 = lo, hi
         self.yticks, self.ydecimals = nice_ticks(lo, hi)
-        ylabels = [tick_text(t, self.ydecimals) for t in self.yticks]
+        ylabels = tick_labels(self.yticks, self.ydecimals)
         self.rotate = rotate
         self.xticks = list(xticks) if xticks is not None else self._numeric_xticks()
         # Margins: room for the y label and tick labels on the left, the title on top,
@@ -137,7 +152,7 @@ class Axes:
 
     def _numeric_xticks(self) -> list[tuple[float, str]]:
         ticks, decimals = nice_ticks(self.x0, self.x1)
-        return [(t, tick_text(t, decimals)) for t in ticks]
+        return list(zip(ticks, tick_labels(ticks, decimals), strict=True))
 
     def x(self, value: float) -> float:
         return self.left + (value - self.x0) / (self.x1 - self.x0) * self.width
