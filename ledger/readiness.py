@@ -94,12 +94,15 @@ def code_commits(store: Store, vid: str, registration: str) -> list[str]:
 
 
 def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> dict[str, list[str]]:
-    """Each version's code commits since its registration, in one lazy walk back from HEAD.
+    """Each version's code commits since its registration, in one walk back from HEAD.
 
     A matrix cell starts at its matrix's registration. The walk stops once every
     registration is found, or at the registration of a version older than all of them
     (ids grow), so a version registered elsewhere (a cell seen from its base, an entry
-    added by hand) never costs a walk through the whole history; it is left out.
+    added by hand) is left out. The walk is topological (``Store.walk``: no commit
+    before its children, whatever the commit dates say): a date-ordered walk met a
+    registration dated ahead before the code merged from a branch, and flagged results
+    measured after that code as measured before it.
     """
     starts: dict[str, str] = {}  # the step whose registration starts the version
     for vid in vids:
@@ -113,7 +116,7 @@ def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> di
     for vid, at in starts.items():
         by_start.setdefault(at, []).append(vid)
     oldest = min(state.version_key(v) for v in set(starts.values()))
-    for info in store.walk_log(None):
+    for info in store.walk(None):
         step = info.trailer(TRAILER_STEP)
         if step is None:
             continue

@@ -348,6 +348,9 @@ def test_code_merged_from_a_branch_counts_whatever_the_clocks_said(
     bare_repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     shown = json.loads(bare_repo.ok("show", "V1", "--json").out)
     assert shown["flags"]["before_code"] == [], shown["flags"]
+    # status and the reports read every version's flags in one walk: the same answer.
+    flagged = json.loads(bare_repo.ok("status", "--json").out)["flagged"]
+    assert [f for f in flagged if f["id"] == "V1" and f["before_code"]] == [], flagged
     # conclude's own readiness check agrees (it refused these results before).
     done = bare_repo.run("conclude", "V1", "--verdict", "inconclusive", "--next", "n")
     assert "unreproducible-results" not in done.err, done.err
