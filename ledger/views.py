@@ -11,6 +11,10 @@ from ledger.model.documents import get_block, set_block
 from ledger.render.markdown import fmt
 from ledger.state import README, LedgerState
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ledger.baseline import BaselineRow
+
 
 def _cell(text: str | None) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
@@ -37,6 +41,38 @@ def delta_against(delta: float | None, against: str | None) -> str:
     return f"{signed(delta)} ({against})" if delta is not None and against else "—"
 
 
+BASELINE_COLUMNS = (
+    "gate",
+    "metric",
+    "best (version)",
+    "mean",
+    "n",
+    "σ",
+    "latest (version)",
+    "latest mean",
+    "status",
+    "Δ vs parent",
+    "Δ vs best",
+)
+
+
+def baseline_cells(row: BaselineRow) -> tuple[str, ...]:
+    """One gate's row of the standing baseline, as the README view and ``baseline`` show it."""
+    return (
+        row.gate,
+        f"{row.metric} ({row.direction})",
+        row.version,
+        fmt(row.mean),
+        str(row.n),
+        fmt(row.sigma),
+        row.latest_version or "—",
+        fmt(row.latest_mean),
+        row.status,
+        delta_against(row.delta_vs_parent, row.latest_parent),
+        delta_against(row.delta_vs_best, row.version),
+    )
+
+
 def render_baseline(state: LedgerState) -> str:
     from ledger.baseline import baseline_rows
 
@@ -44,17 +80,10 @@ def render_baseline(state: LedgerState) -> str:
     if not rows:
         return "_No baseline yet: the first concluded version with results establishes it._\n"
     lines = [
-        "| gate | metric | best (version) | mean | n | σ | latest (version) | latest mean "
-        "| status | Δ vs parent | Δ vs best |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(BASELINE_COLUMNS) + " |",
+        "|" + "---|" * len(BASELINE_COLUMNS),
     ]
-    for row in rows:
-        lines.append(
-            f"| {row.gate} | {row.metric} ({row.direction}) | {row.version} | {fmt(row.mean)} "
-            f"| {row.n} | {fmt(row.sigma)} | {row.latest_version or '—'} | {fmt(row.latest_mean)} "
-            f"| {row.status} | {delta_against(row.delta_vs_parent, row.latest_parent)} "
-            f"| {delta_against(row.delta_vs_best, row.version)} |"
-        )
+    lines += ["| " + " | ".join(baseline_cells(row)) + " |" for row in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,7 @@ from ledger.context import open_context
 from ledger.model.ids import parse_version
 from ledger.render.markdown import fmt, gate_table, signed
 from ledger.render.metrics import metric_rows
-from ledger.views import delta_against
+from ledger.views import BASELINE_COLUMNS, baseline_cells
 
 
 def run_baseline(cwd: Path, as_json: bool) -> int:
@@ -20,38 +20,7 @@ def run_baseline(cwd: Path, as_json: bool) -> int:
     if as_json:
         output.emit_json([asdict(r) for r in rows])
         return 0
-    output.table(
-        "standing baseline",
-        (
-            "gate",
-            "metric",
-            "best",
-            "mean",
-            "n",
-            "σ",
-            "latest",
-            "latest mean",
-            "status",
-            "Δ vs parent",
-            "Δ vs best",
-        ),
-        [
-            (
-                r.gate,
-                f"{r.metric} ({r.direction})",
-                r.version,
-                fmt(r.mean),
-                r.n,
-                fmt(r.sigma),
-                r.latest_version or "—",
-                fmt(r.latest_mean),
-                r.status,
-                delta_against(r.delta_vs_parent, r.latest_parent),
-                delta_against(r.delta_vs_best, r.version),
-            )
-            for r in rows
-        ],
-    )
+    output.table("standing baseline", BASELINE_COLUMNS, [baseline_cells(r) for r in rows])
     return 0
 
 
@@ -65,9 +34,7 @@ def run_diff(cwd: Path, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     if base is None or state.version(b) is None:
         missing = a if base is None else b
         raise state.no_version(missing)
-    gates = sorted(
-        {r.gate for r in state.results if r.version in (a, b)} & set(ctx.config.gates)
-    )
+    gates = sorted({r.gate for r in state.results if r.version in (a, b)} & set(ctx.config.gates))
     stats = [compare(state, b, g, base) for g in gates]
     metrics = [row for g in gates for row in metric_rows(state, b, g, a)]
     if as_json or fmt_name == "json":
