@@ -70,6 +70,18 @@ def bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPro
     )
 
 
+def cloned_with_fake(tmp_path: Path, repo: Repo, tool: str, script: str) -> tuple[Path, Path]:
+    """A fresh clone of the published remote, and a bin dir holding a fake ``tool``."""
+    remote = published(tmp_path, repo)
+    checkout = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", str(remote), str(checkout))
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir()
+    (bindir / tool).write_text(script)
+    (bindir / tool).chmod(0o755)
+    return checkout, bindir
+
+
 def published(tmp_path: Path, repo: Repo) -> Path:
     """A loop with V1 concluded and V2's code committed, pushed to a bare remote."""
     shop(repo)
@@ -112,13 +124,7 @@ def published(tmp_path: Path, repo: Repo) -> Path:
 def test_pull_request_workflow_verifies_and_keeps_one_comment(
     bare_repo: Repo, tmp_path: Path
 ) -> None:
-    remote = published(tmp_path, bare_repo)
-    checkout = tmp_path / "checkout"
-    git(tmp_path, "clone", "-q", str(remote), str(checkout))
-    bindir = tmp_path / "fakebin"
-    bindir.mkdir()
-    (bindir / "gh").write_text(FAKE_GH)
-    (bindir / "gh").chmod(0o755)
+    checkout, bindir = cloned_with_fake(tmp_path, bare_repo, "gh", FAKE_GH)
     store = tmp_path / "gh.json"
     env = {
         **os.environ,
@@ -229,13 +235,7 @@ def gitlab_script(job: str, env: dict[str, str], cwd: Path) -> subprocess.Comple
 def test_gitlab_merge_request_job_verifies_and_keeps_one_note(
     bare_repo: Repo, tmp_path: Path
 ) -> None:
-    remote = published(tmp_path, bare_repo)
-    checkout = tmp_path / "checkout"
-    git(tmp_path, "clone", "-q", str(remote), str(checkout))
-    bindir = tmp_path / "fakebin"
-    bindir.mkdir()
-    (bindir / "curl").write_text(FAKE_CURL)
-    (bindir / "curl").chmod(0o755)
+    checkout, bindir = cloned_with_fake(tmp_path, bare_repo, "curl", FAKE_CURL)
     store = tmp_path / "gitlab.json"
     env = {
         **os.environ,
