@@ -2,10 +2,10 @@
 
 Every simulated version is a ledger state (a concluded baseline V1 and the
 version V2 with their result entries, seeds or dated windows) judged by the
-code ``conclude`` runs: ledger.verdicts.evidence for the statistics and
-ledger.commands.conclude.allowed for whether "confirmed" is contradicted; a
-simulated matrix's cells are compared by ledger.baseline.compare and decided by
-ledger.commands.matrix.adjudicate, as ``matrix conclude`` decides them. numpy
+code ``conclude`` runs: ledger.presets.versions.verdicts.evidence for the statistics and
+ledger.presets.versions.conclude.allowed for whether "confirmed" is contradicted; a
+simulated matrix's cells are compared by ledger.presets.versions.baseline.compare and decided by
+ledger.presets.versions.matrix.adjudicate, as ``matrix conclude`` decides them. numpy
 only draws the numbers.
 
 Prints, per design, the rate at which a version with no true effect is
@@ -23,14 +23,14 @@ from datetime import date, timedelta
 
 import numpy as np
 
-from ledger import stats
-from ledger.baseline import compare
-from ledger.commands.conclude import allowed
-from ledger.commands.matrix import adjudicate
-from ledger.model.config import LedgerConfig
-from ledger.model.entries import Conclusion, GateStat, Provenance, ResultFile, VersionFront
-from ledger.state import LedgerState, Result, Version
-from ledger.verdicts import evidence
+from ledger.core import stats
+from ledger.core.model.config import LedgerConfig
+from ledger.core.model.entries import Conclusion, GateStat, Provenance, ResultFile, VersionFront
+from ledger.core.state import LedgerState, Result, Version
+from ledger.presets.versions.baseline import compare
+from ledger.presets.versions.conclude import allowed
+from ledger.presets.versions.matrix import adjudicate
+from ledger.presets.versions.verdicts import evidence
 
 
 def config(pairing: str = "auto") -> LedgerConfig:

@@ -12,7 +12,7 @@ from bench.common import ROOT
 WRITER = """
 import sys
 from pathlib import Path
-from ledger.store import Snapshot, Store, Transition
+from ledger.core.store import Snapshot, Store, Transition
 
 store, count, tag = Store(Path(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
 attempts = 0

@@ -80,8 +80,8 @@ def status_warm(env: dict[str, str], tmp: Path) -> tuple[float, float]:
 def transition(env: dict[str, str], tmp: Path) -> tuple[float, float]:
     import os
 
-    from ledger.commands import record as record_cmd
-    from ledger.ingest import Measurement
+    from ledger.presets.versions import record as record_cmd
+    from ledger.presets.versions.ingest import Measurement
 
     repo = cached_ledger(1000, env, tmp)
     os.environ.update(env)

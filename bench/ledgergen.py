@@ -12,9 +12,9 @@ import random
 import subprocess
 from pathlib import Path
 
-from ledger.model.documents import Document, dump_json
-from ledger.model.entries import Conclusion, GateStat, Provenance, ResultFile, VersionFront
-from ledger.resources import read_resource, render
+from ledger.core.model.documents import Document, dump_json
+from ledger.core.model.entries import Conclusion, GateStat, Provenance, ResultFile, VersionFront
+from ledger.core.resources import read_resource, render
 
 CONFIG = """\
 [ledger]

@@ -168,8 +168,8 @@ class Bench:
 
     def writes(self) -> None:
         """register, record and conclude as processes at 1,000 steps vs git add && git commit."""
-        from ledger.commands import record as record_cmd
-        from ledger.ingest import Measurement
+        from ledger.presets.versions import record as record_cmd
+        from ledger.presets.versions.ingest import Measurement
 
         repo = self.ledger_repo(WRITE_STEPS)
         self.cli(repo, "status", "--json")  # the entry cache, as any ledger in use has it

@@ -8,17 +8,14 @@ traceback from deep inside an import.
 
 import sys
 
-WINDOWS_UNSUPPORTED = (
-    "git-ledger: error: Windows outside WSL is not supported "
-    "(supported: Linux, macOS, and Windows through WSL); run it inside WSL\n"
-)
+from ledger.core.repobase import WINDOWS_UNSUPPORTED
 
 
 def main() -> None:
     if sys.platform == "win32":
         sys.stderr.write(WINDOWS_UNSUPPORTED)
         sys.exit(2)
-    from ledger.cli import main as cli_main
+    from ledger.cli.app import main as cli_main
 
     try:
         cli_main()

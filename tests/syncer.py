@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ledger.store import Store
+from ledger.core.store import Store
 from tests.writer import write_notes
 
 

@@ -1,12 +1,12 @@
-"""The standing-baseline walk remembered across processes (ledger.baselinecache)
+"""The standing-baseline walk remembered across processes (ledger.core.baselinecache)
 answers exactly what a walk that remembers nothing answers, as the ledger grows."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ledger.baseline import high_water_marks, standing_baseline
-from ledger.context import open_context
+from ledger.core.context import open_context
+from ledger.presets.versions.baseline import high_water_marks, standing_baseline
 from tests.helpers import Repo, measure, register
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ledger.cli import cli
-from ledger.manpage import PAGE, render
+from ledger.cli.app import cli
+from ledger.cli.manpage import PAGE, render
 from tests import shells
 from tests.helpers import Repo, fingerprint, ledger
 
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_man_page_in_the_repository_matches_the_click_commands() -> None:
-    assert PAGE.read_text() == render(cli), "regenerate it: python -m ledger.manpage"
+    assert PAGE.read_text() == render(cli), "regenerate it: python -m ledger.cli.manpage"
     text = PAGE.read_text()
     for verb in ("register", "matrix new", "hooks install", "help"):
         assert f".SS {verb.replace('-', chr(92) + '-')}\n" in text, verb

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.commitrules import check_message, is_conventional, step_trailers, version_ids
+from ledger.core.commitrules import check_message, is_conventional, step_trailers, version_ids
 
 REFERENCE = re.compile(
     r"^(feat|fix|perf|refactor|docs|test|tests|chore|build|ci|style|revert)(\([^()\s][^()]*\))?!?: \S"

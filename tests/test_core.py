@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.store import Snapshot, Store, Transition
+from ledger.core.store import Snapshot, Store, Transition
 from tests.helpers import Repo, fingerprint, git, ledger
 
 
@@ -133,7 +133,7 @@ def test_transition_refuses_to_overwrite_uncommitted_edits_of_its_path(repo: Rep
     readme.write_text(readme.read_text() + "\nmy notes\n")
     before = fingerprint(repo.path)
     store = Store(repo.path)
-    from ledger.errors import Refused
+    from ledger.core.errors import Refused
 
     with pytest.raises(Refused, match="uncommitted changes"):
         store.transact(_note("training_log/README.md", b"replaced\n"))  # type: ignore[arg-type]
@@ -158,7 +158,7 @@ def test_transition_on_unborn_branch_and_in_linked_worktree(
 def test_detached_head_is_refused_with_a_clear_message(repo: Repo) -> None:
     repo.git("checkout", "-q", "--detach")
     store = Store(repo.path)
-    from ledger.errors import BadInput
+    from ledger.core.errors import BadInput
 
     with pytest.raises(BadInput, match="HEAD is detached"):
         store.transact(_note("x.json", b"{}\n"))  # type: ignore[arg-type]
@@ -237,10 +237,10 @@ def test_internal_error_exits_3_with_traceback_log(repo: Repo) -> None:
     # The test plants the bug itself: a wrapper process breaks one verb, then
     # runs the real entry point (the program has no crash switch).
     boom = (
-        "import sys, ledger.commands.status as verb\n"
+        "import sys, ledger.cli.status as verb\n"
         "def broken(*args, **kwargs):\n    raise RuntimeError('a bug')\n"
         "verb.run_status = broken\n"
-        "from ledger.cli import main\nsys.argv = ['git-ledger', 'status']\nmain()\n"
+        "from ledger.cli.app import main\nsys.argv = ['git-ledger', 'status']\nmain()\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", boom],

@@ -64,7 +64,7 @@ def test_wheel_ships_hooks_and_templates(wheel: Path) -> None:
         "ledger/_data/templates/reflection.md",
         "ledger/_data/templates/demo/eval.py",
         "ledger/_data/templates/ledger-versions.toml",
-        "ledger/cli.py",
+        "ledger/cli/app.py",
     ):
         assert required in names, required
 

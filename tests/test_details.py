@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger.render.markdown import fmt
+from ledger.core.markdown import fmt
 from tests.helpers import Repo, ledger
 from tests.test_next_walk_states import register_cache, shop
 

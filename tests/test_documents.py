@@ -10,8 +10,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger.errors import BadInput
-from ledger.model.documents import (
+from ledger.core.errors import BadInput
+from ledger.core.model.documents import (
     Document,
     dump_json,
     get_block,
@@ -179,7 +179,7 @@ def _outcome(load: Any) -> tuple[str, Any]:
 def test_fast_yaml_reads_what_the_safe_loader_reads(text: str) -> None:
     """The C loader's direct construction gives exactly what libyaml's SafeLoader gives
     (values and their types, including floats, bools and nulls), or the same error."""
-    from ledger.model.documents import _load_c
+    from ledger.core.model.documents import _load_c
 
     expected = _outcome(lambda: yaml.load(text, Loader=yaml.CSafeLoader))
     assert _outcome(lambda: _load_c(text)) == expected

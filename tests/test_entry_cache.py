@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ledger import cache
-from ledger.cache import MAX_LINES, EntryCache
-from ledger.codeid import code_id
+from ledger.core import cache
+from ledger.core.cache import MAX_LINES, EntryCache
+from ledger.core.codeid import code_id
 
 
 @pytest.fixture(autouse=True)

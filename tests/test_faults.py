@@ -70,7 +70,7 @@ def _wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 30) ->
 def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
     repo: Repo, tmp_path: Path, figure: Figure
 ) -> None:
-    from ledger.commands import doctor
+    from ledger.cli import doctor
 
     trials = 300 if SOAK else 100
     recovered = 0
@@ -119,8 +119,8 @@ def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
 def test_disk_full_while_writing_objects_is_a_clear_error(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ledger.errors import EnvironmentFailure
-    from ledger.store import Snapshot, Store, Transition
+    from ledger.core.errors import EnvironmentFailure
+    from ledger.core.store import Snapshot, Store, Transition
 
     store = Store(repo.path)
 
@@ -142,9 +142,9 @@ def test_failed_work_tree_write_is_a_clear_error_and_doctor_finishes_it(repo: Re
     """git writes the work tree; when it cannot (here a required smudge filter
     fails, as a full disk would), the commit stands, the error says so, and
     doctor --fix finishes the index and work tree once the cause is gone."""
-    from ledger import store as store_module
-    from ledger.commands import doctor
-    from ledger.errors import WorktreeBehind
+    from ledger.cli import doctor
+    from ledger.core import store as store_module
+    from ledger.core.errors import WorktreeBehind
 
     target = repo.path / "training_log/README.md"
     old = target.read_bytes()

@@ -60,7 +60,7 @@ def test_log_n_is_the_head_of_log_with_same_second_commits(repo: Repo) -> None:
 
 
 def test_log_order_through_merges_keeps_children_first(repo: Repo) -> None:
-    from ledger.store import Store
+    from ledger.core.store import Store
 
     store = Store(repo.path)
     write_notes(store, 2, "base")

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from ledger import batches, campaign
-from ledger.commands.batches import parse_new
-from ledger.errors import BadInput
-from ledger.model.config import BatchesTable, parse_config
-from ledger.store import Store
+from ledger.core.errors import BadInput
+from ledger.core.model.config import BatchesTable, parse_config
+from ledger.core.store import Store
+from ledger.presets.batches import loop as batches
+from ledger.presets.batches.commands import parse_new
+from ledger.presets.campaign import loop as campaign
 from tests.helpers import Repo
 
 

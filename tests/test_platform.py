@@ -136,7 +136,7 @@ def test_doctor_in_a_hook_leaves_the_lock_of_the_commit_that_runs_it(repo: Repo)
 
 
 def _record(repo: Repo, name: str, pid: int, started: float | None, argv: list[str]) -> Path:
-    from ledger import runfiles
+    from ledger.core import runfiles
 
     return runfiles.write(
         repo.path / ".git/ledger/runs",
@@ -181,7 +181,7 @@ def test_a_reused_pid_is_not_a_live_run_and_is_never_killed(repo: Repo) -> None:
 def test_a_recorded_live_run_is_reported_and_stopped_with_its_children(repo: Repo) -> None:
     import psutil
 
-    from ledger import processes
+    from ledger.core import processes
 
     parent = subprocess.Popen(
         [
@@ -221,7 +221,7 @@ def test_a_recorded_live_run_is_reported_and_stopped_with_its_children(repo: Rep
 def test_a_record_without_start_time_needs_its_program(repo: Repo) -> None:
     # Records from before start times were kept: the process must at least run
     # the recorded program, or it is a stranger ...
-    from ledger import runfiles
+    from ledger.core import runfiles
 
     with sleeper() as stranger:
         other = _record(repo, "run-old", stranger.pid, None, ["/nonexistent/eval-program"])
@@ -239,7 +239,7 @@ def test_a_record_without_start_time_needs_its_program(repo: Repo) -> None:
 
 
 def test_a_zombie_is_not_alive(repo: Repo) -> None:
-    from ledger import processes, runfiles
+    from ledger.core import processes, runfiles
 
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     started = processes.start_time(proc.pid)
@@ -269,8 +269,8 @@ def test_hooks_fast_path_never_imports_psutil(repo: Repo, stage: str) -> None:
     args = [stage] + ([str(message)] if stage == "commit-msg" else [])
     probe = (
         "import sys; sys.path.insert(0, sys.argv.pop(1));"
-        "from ledger.hookrun import main; code = main(sys.argv[1:]);"
-        "print(code, 'psutil' in sys.modules, 'ledger.processes' in sys.modules)"
+        "from ledger.hooks.fast import main; code = main(sys.argv[1:]);"
+        "print(code, 'psutil' in sys.modules, 'ledger.core.processes' in sys.modules)"
     )
     env = {**os.environ, "GIT_DIR": str(repo.path / ".git")}
     done = subprocess.run(
@@ -289,8 +289,8 @@ def test_hooks_fast_path_never_imports_psutil(repo: Repo, stage: str) -> None:
 
 def test_process_modules_are_imported_lazily() -> None:
     probe = (
-        "import sys; import ledger.hookrun, ledger.hookcheck, ledger.runfiles, ledger.cli,"
-        " ledger.commands.status, ledger.commands.doctor; print('psutil' in sys.modules)"
+        "import sys; import ledger.hooks.fast, ledger.hooks.full, ledger.core.runfiles, ledger.cli.app,"
+        " ledger.cli.status, ledger.cli.doctor; print('psutil' in sys.modules)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
@@ -479,8 +479,8 @@ def test_run_refuses_seeds_that_differ_only_in_case_before_running(repo: Repo) -
 
 
 def test_a_transition_never_writes_two_names_that_differ_only_in_case(repo: Repo) -> None:
-    from ledger.errors import BadInput
-    from ledger.store import Snapshot, Store, Transition
+    from ledger.core.errors import BadInput
+    from ledger.core.store import Snapshot, Store, Transition
 
     store = Store(repo.path)
 
@@ -512,7 +512,7 @@ def test_a_long_running_git_ledger_elsewhere_does_not_hold_a_stale_lock(repo: Re
     script = Path(sys.executable).parent / "git-ledger"
     if not script.is_file():
         pytest.skip("the git-ledger console script is not installed next to this python")
-    from ledger import processes
+    from ledger.core import processes
 
     with sleeper() as run:
         _record(repo, "run-live", run.pid, processes.start_time(run.pid), [sys.executable])

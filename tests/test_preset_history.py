@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ledger.presets import NAMES, by_name
+from ledger.core.loops import NAMES, by_name
 from tests.helpers import Repo
 from tests.test_campaign_batches import _code, _record, batch, camp  # noqa: F401 (fixtures)
 from tests.test_tamper import hand_commit

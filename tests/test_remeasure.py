@@ -319,8 +319,8 @@ def test_the_reflection_word_count_is_configurable(repo: Repo) -> None:
 def test_the_pid_record_of_a_run_keeps_its_remeasure_for_record_finished() -> None:
     """A `run --remeasure` killed before its commit is recorded later by
     `run --record-finished` from its PID record: the reason must survive the trip."""
-    from ledger import runner
-    from ledger.ingest import Measurement
+    from ledger.presets.versions import runner
+    from ledger.presets.versions.ingest import Measurement
 
     m = Measurement(version="V1", gate="recent", seed="1", replicate=1000, remeasure="why")
     record = {

@@ -1,4 +1,4 @@
-"""The plumbing written once (ledger.repobase): what the hooks and the program share."""
+"""The plumbing written once (ledger.core.repobase): what the hooks and the program share."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from ledger import repobase
-from ledger.commitrules import version_ids
-from ledger.model.config import LedgerConfig, parse_config
-from ledger.model.ids import try_parse_version
-from ledger.store import Store
+from ledger.core import repobase
+from ledger.core.commitrules import version_ids
+from ledger.core.model.config import LedgerConfig, parse_config
+from ledger.core.model.ids import try_parse_version
+from ledger.core.store import Store
 from tests.helpers import Repo, git
 from tests.test_hooks import commit
 
@@ -25,10 +25,12 @@ HEAVY = ("pydantic", "click", "rich", "pygit2", "yaml", "psutil", "scipy", "nump
 # itself and the two standard-library-only modules of rules it applies.
 FAST_PATH_MODULES = {
     "ledger",
-    "ledger.repobase",
-    "ledger.hookrun",
-    "ledger.presets",
-    "ledger.commitrules",
+    "ledger.core",
+    "ledger.hooks",
+    "ledger.core.repobase",
+    "ledger.hooks.fast",
+    "ledger.core.loops",
+    "ledger.core.commitrules",
 }
 
 
@@ -65,7 +67,9 @@ def test_a_commit_without_ledger_work_imports_only_repobase_and_the_standard_lib
     bare_repo.ok("hooks", "install")
     code, modules = _profiled_commit(bare_repo, "notes.md", "a note\n")
     assert code == 0
-    assert "ledger.hookrun" in modules and "ledger.repobase" in modules  # the probe sees them
+    assert (
+        "ledger.hooks.fast" in modules and "ledger.core.repobase" in modules
+    )  # the probe sees them
     assert not {m for m in modules if m.split(".")[0] in HEAVY}, sorted(modules)
     assert _outside_stdlib(modules) == set(), sorted(modules)
 
@@ -74,15 +78,15 @@ def test_the_import_probe_sees_the_heavy_path_when_there_is_ledger_work(repo: Re
     """The check above can fail: a commit touching the ledger dir imports pydantic."""
     repo.ok("hooks", "install")
     _, modules = _profiled_commit(repo, "training_log/notes.md", "by hand\n")
-    assert "ledger.hookcheck" in modules and "pydantic" in modules
+    assert "ledger.hooks.full" in modules and "pydantic" in modules
 
 
 def test_repobase_itself_imports_only_the_standard_library() -> None:
     probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import ledger.repobase;"
+        "import sys; sys.path.insert(0, sys.argv[1]); import ledger.core.repobase;"
         "print(' '.join(sorted(sys.modules)))"
     )
-    root = str(Path(repobase.__file__).parent.parent)
+    root = str(Path(repobase.__file__).parent.parent.parent)
     done = subprocess.run(
         [sys.executable, "-I", "-S", "-c", probe, root], capture_output=True, text=True, check=True
     )
@@ -174,7 +178,7 @@ def test_the_hooks_and_the_program_read_the_same_settings(text: str, name: str) 
 
 
 def test_the_hooks_settings_cache_is_keyed_by_the_code_that_parsed_it(repo: Repo) -> None:
-    from ledger import hookrun
+    from ledger.hooks import fast as hookrun
 
     top, common = str(repo.path), str(repo.path / ".git")
     fresh = hookrun.settings(top, common)
@@ -334,15 +338,15 @@ def test_no_writer_in_the_package_bypasses_the_atomic_writer() -> None:
     import ast
 
     allowed = {
-        ("ledger/repobase.py", "os.open"),
-        ("ledger/repobase.py", "os.replace"),
-        ("ledger/runner.py", "os.open"),  # a run's log, O_EXCL|O_NOFOLLOW
-        ("ledger/commands/run.py", "open"),  # the detached batch's log
-        ("ledger/cache.py", "os.open"),  # the entry cache's appended lines (derived data)
-        ("ledger/store.py", "os.open"),  # write.lock: flock only
-        ("ledger/store.py", "os.replace"),  # a partial file moved aside, nothing written
+        ("ledger/core/repobase.py", "os.open"),
+        ("ledger/core/repobase.py", "os.replace"),
+        ("ledger/presets/versions/runner.py", "os.open"),  # a run's log, O_EXCL|O_NOFOLLOW
+        ("ledger/presets/versions/run.py", "open"),  # the detached batch's log
+        ("ledger/core/cache.py", "os.open"),  # the entry cache's appended lines (derived data)
+        ("ledger/core/store.py", "os.open"),  # write.lock: flock only
+        ("ledger/core/store.py", "os.replace"),  # a partial file moved aside, nothing written
     }
-    root = Path(repobase.__file__).parent
+    root = Path(repobase.__file__).parent.parent
     found = set()
     for path in root.rglob("*.py"):
         rel = f"ledger/{path.relative_to(root).as_posix()}"

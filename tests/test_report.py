@@ -30,8 +30,8 @@ CONFIG = "".join(
 
 def cli(cwd: Path, *args: str) -> int:
     """The CLI in this process: this fixture makes ~150 transitions."""
-    from ledger.cli import cli as group
-    from ledger.errors import LedgerError
+    from ledger.cli.app import cli as group
+    from ledger.core.errors import LedgerError
 
     with contextlib.redirect_stdout(io.StringIO()):
         try:

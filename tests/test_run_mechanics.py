@@ -250,7 +250,7 @@ RUN_VALUES: dict[str, list[str]] = {
 
 
 def test_every_option_of_run_reaches_a_detached_run(gated: Repo) -> None:
-    from ledger.cli import cli
+    from ledger.cli.app import cli
 
     command = cli.commands["run"]
     names = {opt for p in command.params if isinstance(p, click.Option) for opt in p.opts}
@@ -280,8 +280,8 @@ def test_a_results_cheap_fields_agree_with_its_validated_model(gated: Repo, tmp_
     """state.Result reads version, gate, status, metrics and provenance from the cached
     entry without validating it; for run, record, failed and re-measured results alike,
     each must say what the model says."""
-    from ledger import cache
-    from ledger.context import open_context
+    from ledger.core import cache
+    from ledger.core.context import open_context
 
     gated.write("src/model.py", "x = 1\n")
     gated.commit_all("feat: V1 code\n\nLedger-Step: V1")

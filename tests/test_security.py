@@ -300,7 +300,7 @@ def test_every_spawn_site_uses_the_launcher() -> None:
 def test_installed_hook_is_isolated(repo: Repo) -> None:
     repo.ok("hooks", "install")
     hook = (repo.path / ".git" / "hooks" / "pre-commit").read_text()
-    assert "-I -S -c" in hook and "from ledger.hookrun import run" in hook
+    assert "-I -S -c" in hook and "from ledger.hooks.fast import run" in hook
     # Every template placeholder rendered (shell expansions such as ${0%/*} are not ones).
     assert re.findall(r"\$\{[A-Za-z_]\w*\}", hook) == []
 

@@ -15,7 +15,7 @@ from datetime import date, timedelta
 import pytest
 
 from bench import calibration
-from ledger import stats
+from ledger.core import stats
 
 SIMS = 1000
 

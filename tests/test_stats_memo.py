@@ -1,4 +1,4 @@
-"""scipy's answers remembered across processes (ledger.stats._Answers).
+"""scipy's answers remembered across processes (ledger.core.stats._Answers).
 
 The property: a process that asks a question an earlier process answered gets
 the very same double without importing scipy; a file that is corrupt, or was
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger import stats
+from ledger.core import stats
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ASK = """
 import json, sys
 sys.path.insert(0, {root!r})
-from ledger import stats
+from ledger.core import stats
 stats.remember_answers(__import__("pathlib").Path({path!r}))
 kw = dict(sigma_k=2.0, alpha=0.05, power=0.8, small_n=30)
 answers = [stats.mde_for_se(1.0, df, **kw) for df in (None, 2.0, 4.0)]

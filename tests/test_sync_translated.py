@@ -150,7 +150,7 @@ def test_sync_reports_an_unreachable_remote_with_gits_reason_not_exit_3(
 def test_git_calls_run_in_the_c_locale_with_an_allowlisted_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from ledger import gitcli
+    from ledger.core import gitcli
 
     monkeypatch.setenv("LANGUAGE", "de")
     monkeypatch.setenv("LC_ALL", "de_DE.UTF-8")

@@ -2,7 +2,7 @@
 version where the history says it should.
 
 The ledger state is built in memory version by version, each conclusion computed
-by the verdict code itself (ledger.verdicts.evidence), and the trigger rules are
+by the verdict code itself (ledger.presets.versions.verdicts.evidence), and the trigger rules are
 asked after every step, as `git ledger status` would ask them.
 """
 
@@ -11,10 +11,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ledger import rules
-from ledger.baseline import standing_baseline
-from ledger.model.config import LedgerConfig
-from ledger.model.entries import (
+from ledger.core.model.config import LedgerConfig
+from ledger.core.model.entries import (
     Conclusion,
     MatrixCell,
     MatrixFront,
@@ -23,8 +21,10 @@ from ledger.model.entries import (
     ResultFile,
     VersionFront,
 )
-from ledger.state import LedgerState, Reflection, Result, Version, cell_versions
-from ledger.verdicts import evidence
+from ledger.core.state import LedgerState, Reflection, Result, Version, cell_versions
+from ledger.presets.versions import rules
+from ledger.presets.versions.baseline import standing_baseline
+from ledger.presets.versions.verdicts import evidence
 
 CONFIG = LedgerConfig.model_validate(
     {
@@ -255,7 +255,7 @@ def test_a_matrix_counts_once_and_the_next_parent_is_its_winner() -> None:
 
 
 def test_the_next_version_after_a_matrix_has_the_winner_as_parent() -> None:
-    from ledger.commands.register import choose_id
+    from ledger.presets.versions.register import choose_id
 
     loop = Loop()
     loop.version("V1", "recent", {"recent": 10.0}, "confirmed")

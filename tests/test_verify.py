@@ -317,8 +317,8 @@ def test_doctor_fix_never_autosaves_an_edit_of_a_frozen_part(loop: Repo) -> None
 
 
 def test_default_free_paths_match_docs_and_tooling() -> None:
-    from ledger.commitrules import glob_match, is_free
-    from ledger.repobase import DEFAULT_FREE_PATHS
+    from ledger.core.commitrules import glob_match, is_free
+    from ledger.core.repobase import DEFAULT_FREE_PATHS
 
     assert glob_match("docs/a/b.md", "docs/**") and glob_match("README.md", "*.md")
     assert glob_match("sub/dir/NOTES.md", "*.md") and not glob_match("src/x.py", "*.md")
@@ -334,7 +334,7 @@ def test_incremental_verify_agrees_with_a_full_replay_and_stays_light(loop: Repo
     from tests.test_tamper import SCENARIOS
 
     probe = (
-        "import sys\nfrom ledger.cli import main\ntry:\n    main(['verify', '--json'])\n"
+        "import sys\nfrom ledger.cli.app import main\ntry:\n    main(['verify', '--json'])\n"
         "except SystemExit:\n    pass\n"
         "sys.stderr.write(repr(sorted(m for m in ('pygit2', 'pydantic') if m in sys.modules)))\n"
     )
@@ -424,8 +424,8 @@ def test_cached_configurations_never_hide_a_rewrite(loop: Repo, rewrite: Any) ->
 
 
 def test_light_history_reads_loose_and_packed_blobs_as_git_does(loop: Repo) -> None:
-    from ledger.errors import BadInput
-    from ledger.historygit import GitHistory
+    from ledger.core.errors import BadInput
+    from ledger.hooks.history import GitHistory
 
     common = loop.path / ".git"
     blob = loop.git("rev-parse", "HEAD:ledger.toml").strip()

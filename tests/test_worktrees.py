@@ -233,7 +233,7 @@ _WRITER = """
 import sys
 from pathlib import Path
 from tests.writer import write_notes
-from ledger.store import Store
+from ledger.core.store import Store
 store, stop, n = Store(Path(sys.argv[1])), Path(sys.argv[2]), 0
 while not stop.exists() or n < 5:
     write_notes(store, 1, f"race{n}")

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ledger import store as store_module
-from ledger.store import Snapshot, Store, Transition
+from ledger.core import store as store_module
+from ledger.core.store import Snapshot, Store, Transition
 
 
 def pause_at(point: str, signal_file: str) -> Callable[[str], None]:
@@ -37,7 +37,7 @@ def fail_at(point: str, name: str) -> Callable[[str], None]:
 
     def hook(reached: str) -> None:
         if reached == point and name == "LedgerError":
-            from ledger.errors import LedgerError
+            from ledger.core.errors import LedgerError
 
             raise LedgerError(f"injected at {point}")
         if reached == point:
@@ -80,7 +80,7 @@ if __name__ == "__main__":
         store_module.fault_hook = fail_at(args[1], args[2])
         args = args[3:]
     if args[:1] == ["--cli"]:
-        from ledger.cli import main as cli_main
+        from ledger.cli.app import main as cli_main
 
         cli_main(args[1:])
     sys.exit(main(args[0], int(args[1]), args[2]))

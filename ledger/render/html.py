@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ledger.core.markdown import fmt, signed
 from ledger.render import plots
-from ledger.render.markdown import fmt, signed
 from ledger.render.report import BASELINE_HEADERS, WATERMARK, baseline_cells, flag_note
 
 CSS = """

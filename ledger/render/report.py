@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, replace
 from typing import Any
 
-from ledger import __version__, rules
-from ledger.baseline import baseline_rows
-from ledger.context import Context
-from ledger.model.ids import VersionId
-from ledger.render.markdown import fmt, signed
-from ledger.render.metrics import metric_rows
-from ledger.state import LedgerState
+from ledger import __version__
+from ledger.core.context import Context
+from ledger.core.markdown import fmt, signed
+from ledger.core.model.ids import VersionId
+from ledger.core.state import LedgerState
+from ledger.presets.versions import rules
+from ledger.presets.versions.baseline import baseline_rows
+from ledger.presets.versions.metrics import metric_rows
 
 WATERMARK = "<!-- git-ledger:report -->"
 
@@ -57,11 +58,11 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
     state = ctx.state()
     limit = state.version_key(since) if since else None
     if since and state.version(since) is None:
-        from ledger.errors import BadInput
+        from ledger.core.errors import BadInput
 
         raise BadInput(f"--since {since}: no such version", "see 'git ledger status'")
     in_range = [v for v in state.versions if limit is None or state.version_key(v.id) >= limit]
-    from ledger.readiness import flags_of
+    from ledger.presets.versions.readiness import flags_of
 
     flagged = flags_of(ctx.store, state, [v.id for v in in_range])
     versions = []
@@ -130,7 +131,7 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
         "series": _series(state),
         "history": _history(ctx),
     }
-    from ledger.presets import preset_for
+    from ledger.core.loops import preset_for
 
     report.update(preset_for(ctx.config).report_section(ctx))
     return report
@@ -139,7 +140,7 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
 def _history(ctx: Context) -> list[dict[str, str]]:
     """verify's notes, shown forever: results withdrawn by a whole revert (with the
     revert's reason), replaced results, voided versions, configuration transitions."""
-    from ledger.verify import history_notes
+    from ledger.core.verify import history_notes
 
     return [
         n
@@ -164,7 +165,7 @@ def _before(state: LedgerState, limit: VersionId | None) -> LedgerState | None:
 
 def _series(state: LedgerState) -> dict[str, list[dict[str, Any]]]:
     """Per gate, per concluded or measured version: mean, spread, verdict (for the plots)."""
-    from ledger import stats
+    from ledger.core import stats
 
     out: dict[str, list[dict[str, Any]]] = {}
     for gate, cfg in sorted(state.config.gates.items()):

@@ -51,6 +51,8 @@ def nice_ticks(lo: float, hi: float, most: int = 7) -> tuple[list[float], int]:
     if not math.isfinite(span) or span <= 0:
         return [lo], 2
     raw = span / most
+    if raw <= 0:  # a span of a few subnormals: span / most underflows to 0
+        return [lo], 2
     exponent = math.floor(math.log10(raw))
     magnitude = 10.0**exponent
     factor = next(m for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * magnitude >= raw)

@@ -1,0 +1,63 @@
+"""``git ledger report`` and ``git ledger plot``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ledger.core import output
+from ledger.core.context import open_context
+from ledger.core.errors import BadInput
+from ledger.core.store import write_atomic
+from ledger.render import report as report_md
+
+
+def run(cwd: Path, fmt: str, out: Path | None, since: str | None) -> int:
+    ctx = open_context(cwd)
+    data = report_md.gather(ctx, since)
+    if fmt == "json":
+        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    elif fmt == "md":
+        text = report_md.markdown(data)
+    else:
+        from ledger.render import html
+
+        gates = {g: (c.metric, c.unit_of(c.metric)) for g, c in ctx.config.gates.items()}
+        text = html.render(data, gates)
+    if out is None or str(out) == "-":  # '-' is stdout, as for git and most tools
+        sys.stdout.write(text)
+    else:
+        write_atomic(out, text.encode())
+        output.say(f"wrote {out}")
+    return 0
+
+
+def plot(cwd: Path, gate: str, out: Path | None) -> int:
+    from ledger.render import plots
+
+    ctx = open_context(cwd)
+    cfg = ctx.config.gate(gate)
+    data = report_md.gather(ctx, None)
+    points = data["series"].get(gate, [])
+    if not points:
+        raise BadInput(
+            f"gate '{gate}' has no results to plot", f"git ledger record ... --gate {gate}"
+        )
+    best = {b["gate"]: b for b in data["baseline"]}.get(gate)
+    reflections = [r["after"] for r in data["reflections"] if r["complete"]]
+    if out is not None and out.suffix not in (".png", ".svg"):
+        raise BadInput(f"--out {out}: use a .png or .svg file")
+    # Without --out, never into the work tree (a stray file there blocks the hooks).
+    target = out or ctx.store.ledger_state_dir / "plots" / f"{gate}.svg"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    unit = cfg.unit_of(cfg.metric)
+    if target.suffix == ".png":
+        from ledger.render import plotpng
+
+        data_out = plotpng.gate_png(gate, cfg.metric, unit, points, best, reflections)
+    else:
+        data_out = plots.gate_svg(gate, cfg.metric, unit, points, best, reflections, None).encode()
+    write_atomic(target, data_out)
+    output.say(f"wrote {target}")
+    return 0

@@ -1,0 +1,136 @@
+"""``git ledger verify [RANGE]``: every history rule, from the repository alone.
+
+Exit 0 clean, 1 with one finding per line (commit, path, rule, what to do),
+2 when history cannot be verified (a shallow clone, missing objects).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledger.core import output
+from ledger.core.errors import BadInput
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
+if TYPE_CHECKING:
+    from ledger.core.verify import Report
+
+
+def _locate(cwd: Path) -> tuple[Path, Path, Path, str] | None:
+    """(top, common git dir, git dir, HEAD) in one git call; None when any is missing
+    (then the full program says what is wrong) or the clone is shallow."""
+    from ledger.core import gitcli
+
+    proc = gitcli.run(
+        ["rev-parse", "--show-toplevel", "--git-common-dir", "--absolute-git-dir", "HEAD"],
+        cwd,
+        check=False,
+    )
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) < 4:
+        return None
+    top, common, git_dir = Path(lines[0]), Path(lines[1]), Path(lines[2])
+    common = common if common.is_absolute() else (cwd / common).resolve()
+    if (common / "shallow").exists() or (git_dir / "shallow").exists():
+        return None
+    return top, common, git_dir, lines[3].strip()
+
+
+def _from_cache(
+    common: Path, head: str
+) -> tuple[str, list[dict[str, str]], list[dict[str, str]]] | None:
+    """A repeated verify of an unchanged HEAD: the saved report, without pygit2 or pydantic."""
+    from ledger.core import verifycache
+
+    state_dir = str(common / "ledger")
+    findings = verifycache.load(state_dir, str(common), head)
+    if findings is None:
+        return None
+    return head, findings, verifycache.load_notes(state_dir)
+
+
+def _print(
+    tip: str | None, findings: list[dict[str, str]], notes: list[dict[str, str]], as_json: bool
+) -> int:
+    if as_json:
+        output.emit_json(
+            {
+                "schema": 1,
+                "tip": tip,
+                "ok": not findings,
+                "findings": findings,
+                "notes": notes,
+                "void": sorted({n["step"] for n in notes if n["kind"] == "void"}),
+            }
+        )
+        return 1 if findings else 0
+    for f in findings:
+        where = f"{f['commit'][:10]} {f['path']}" if f["path"] else f["commit"][:10]
+        output.say(f"{where}: [{f['rule']}] {f['message']} (fix: {f['fix']})")
+    for n in notes:
+        output.say(
+            f"note: {n['commit'][:10]} {n['kind']}: {n['step']} {n['path']} {n['text']}".rstrip()
+        )
+    if findings:
+        output.say(f"{len(findings)} finding(s)")
+    else:
+        output.say(f"verified {tip[:10] if tip else 'an empty branch'}: every history rule holds")
+    return 1 if findings else 0
+
+
+def _incremental(top: Path, common: Path, git_dir: Path, head: str) -> Report | None:
+    """Verify the few commits since a cached tip without pygit2 or pydantic
+    (:mod:`ledger.hooks.history`); None when only the full replay may answer."""
+    from ledger.core.verify import NeedsFull, verify
+    from ledger.hooks.history import open_light
+
+    light = open_light(top, common, git_dir, head)
+    if light is None:
+        return None
+    history: Any = light[0]  # the read-only part of a Store verify uses
+    try:
+        return verify(history, light[1], light[2], head)
+    except NeedsFull:
+        return None
+    finally:
+        history.close()
+
+
+def run(cwd: Path, rev_range: str | None, as_json: bool) -> int:
+    found = None if rev_range else _locate(cwd)
+    if found is not None:
+        cached = _from_cache(found[1], found[3])
+        if cached is not None:
+            return _print(*cached, as_json)
+        report = _incremental(*found)
+        if report is not None:
+            return _print(
+                report.tip,
+                [f.as_json() for f in report.findings],
+                [n.as_json() for n in report.notes],
+                as_json,
+            )
+    from ledger.core.context import open_context
+    from ledger.core.verify import require_full, verify
+
+    ctx = open_context(cwd)
+    store = ctx.store
+    require_full(store)  # before a range is resolved: its commits may be cut off
+    tip: str | None = None
+    since: list[str] = []
+    if rev_range:
+        if "..." in rev_range:
+            raise BadInput(f"cannot verify the symmetric range {rev_range!r}", "use A..B or a tip")
+        start, dots, end = rev_range.partition("..")
+        tip = end or "HEAD" if dots else start
+        if dots and start:
+            resolved = store.resolve(start)
+            since = [resolved] if resolved else []
+    report = verify(store, ctx.config, ctx.config_file, tip, since)
+    return _print(
+        report.tip,
+        [f.as_json() for f in report.findings],
+        [n.as_json() for n in report.notes],
+        as_json,
+    )

@@ -1,0 +1,90 @@
+"""Open a repository and its ledger configuration."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ledger.core.configfile import read_config_text
+from ledger.core.errors import BadInput, Refused
+from ledger.core.model.config import LedgerConfig, parse_config
+from ledger.core.state import LedgerState, load_state
+from ledger.core.store import Snapshot, Store
+
+
+@dataclass
+class Context:
+    store: Store
+    config: LedgerConfig
+    config_file: str
+
+    @property
+    def dir(self) -> str:
+        return self.config.dir
+
+    def state(self, snap: Snapshot | None = None) -> LedgerState:
+        """The ledger state at ``snap`` (default HEAD), through the blob-id cache."""
+        return load_state(self.store, self.config, snap or self.store.snapshot())
+
+    def require_committed_config(self) -> None:
+        """Thresholds a transition relies on must be on record, not just on disk."""
+        if self.store.workdir is None:
+            return
+        committed = self.store.snapshot().blob_id(self.config_file)
+        # Through git's filters: a CRLF checkout (core.autocrlf) is not a change.
+        on_disk = self.store.worktree_blob(self.config_file, (committed,))
+        if on_disk is None and self.store.skip_worktree(self.config_file):
+            return  # outside a sparse checkout: what is committed is what applies
+        if on_disk != committed:
+            raise Refused(
+                f"{self.config_file} has uncommitted changes",
+                f"commit it first (git commit {self.config_file}) so the numbers "
+                "a transition uses are on record",
+            )
+
+
+def load_config(store: Store, snap: Snapshot | None = None) -> tuple[LedgerConfig, str] | None:
+    found = read_config_text(store, snap)
+    if found is None:
+        return None
+    name, text = found
+    return parse_config(text, name), name
+
+
+def open_preset(cwd: Path | str, preset: str) -> Context:
+    """The context of a ledger that must be of ``preset`` (a campaign verb in a campaign)."""
+    from ledger.core.loops import require
+
+    ctx = open_context(cwd)
+    require(ctx.config, preset)
+    return ctx
+
+
+def open_store(cwd: Path | str = ".") -> Store:
+    from ledger.core.stats import remember_answers
+
+    store = Store(cwd)
+    remember_answers(store.ledger_state_dir / "cache" / "stats.json")
+    return store
+
+
+def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context:
+    store = open_store(cwd)
+    loaded = load_config(store, snap)
+    if loaded is None:
+        raise BadInput(
+            "no ledger here: neither ledger.toml nor [tool.ledger] in pyproject.toml",
+            "run 'git ledger init' first",
+        )
+    config, name = loaded
+    return Context(store=store, config=config, config_file=name)
+
+
+def error_log(cwd: Path) -> Path | None:
+    """Where a bug's traceback goes: .git/ledger/last-error.log if we are in a repo."""
+    try:
+        path = Store(cwd).ledger_state_dir / "last-error.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+    except Exception:
+        return None

@@ -1,0 +1,153 @@
+"""The loops git-ledger serves, one module per preset behind one interface.
+
+A preset says which files are its entries and parses each with a typed model,
+which views it generates, what its hooks check, which history rules hold its
+entries (for ``verify``), what ``status`` and ``next`` say and what the report
+shows. Everything else (state loading, the hooks, the merge driver, ``init``,
+``status``, ``next``, ``report``) asks :func:`preset_for`; no preset name is
+compared anywhere else in the code (a test greps for it).
+
+This module is imported by the hooks' fast path: it uses nothing beyond what
+a ``python -S`` interpreter has loaded already (``abc``) and
+:mod:`ledger.core.repobase`, and the preset
+modules themselves are imported only by :func:`preset_for`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from ledger.core.repobase import DEFAULT_PRESET
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see ledger.hooks.fast
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ledger.core.context import Context
+    from ledger.core.findings import Finding
+    from ledger.core.model.config import LedgerConfig
+    from ledger.core.state import LedgerState
+    from ledger.core.store import Snapshot, Store
+
+NAMES = ("versions", "campaign", "batches")
+
+# What the hooks' fast path needs to know about a preset, without importing it:
+# - code_needs_version: a code commit must belong to an open version
+# - config_checked: a staged ledger.toml goes to the full check (frozen numbers)
+# - code_checked: a code commit goes to the full check (the loop's own discipline)
+_HOOK_FACTS = {
+    "versions": {"code_needs_version": True, "config_checked": False, "code_checked": False},
+    "campaign": {"code_needs_version": False, "config_checked": True, "code_checked": True},
+    "batches": {"code_needs_version": False, "config_checked": True, "code_checked": False},
+}
+
+
+def hook_facts(name: str | None) -> dict[str, bool]:
+    """The fast-path facts of preset ``name`` (an unknown name is treated as the default)."""
+    return _HOOK_FACTS.get(name or DEFAULT_PRESET, _HOOK_FACTS[DEFAULT_PRESET])
+
+
+class Preset(ABC):
+    """One loop. Subclasses live in ``ledger/presets/<name>/preset.py``."""
+
+    name: str = ""
+
+    @abstractmethod
+    def entry_paths(self, config: LedgerConfig) -> list[str]:
+        """Globs (relative to the repository) of the files that are this loop's entries."""
+
+    @abstractmethod
+    def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
+        """(path, error) for every entry of this loop at ``snap`` that does not parse."""
+
+    def view_paths(self, config: LedgerConfig) -> list[str]:
+        """Generated files besides the README views (merge driver, hooks, sync)."""
+        return []
+
+    def render_view(self, config: LedgerConfig, snap: Snapshot, path: str) -> bytes | None:
+        """The generated content of ``path`` at ``snap`` (None: not one of this loop's views)."""
+        return None
+
+    def init_writes(self, config: LedgerConfig, snap: Snapshot) -> dict[str, bytes | None]:
+        """What ``init`` writes besides ledger.toml, the README and the template."""
+        return {}
+
+    def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
+        """What the pre-commit hook refuses for this loop (views in step, frozen files...)."""
+        return []
+
+    def hook_warnings(self, ctx: Context, staged: list[str]) -> list[str]:
+        """What the pre-commit hook only warns about."""
+        return []
+
+    @abstractmethod
+    def history_rules(self) -> list[dict[str, str]]:
+        """What may change each kind of entry: ``{"paths": glob, "changed_by": ..., "rule": ...}``.
+
+        ``paths`` is a glob inside the ledger directory; ``changed_by`` names the
+        ``Ledger-Transition`` kinds allowed to write those paths (comma-separated),
+        or ``hand`` for files people edit; ``"mode": "append"`` says an entry is
+        only ever added (never edited, deleted only by a whole ``git revert``).
+        ``git ledger verify`` enforces them (invariant 5), and the views of
+        :meth:`view_paths` change only in a transition."""
+
+    @abstractmethod
+    def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        """This loop's part of ``status --json`` (merged into the common part)."""
+
+    @abstractmethod
+    def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        """``{"action", "command", "reason"}`` (and optionally ``alternatives``): the one
+        next step, as a command that is never refused once its placeholders are filled."""
+
+    def headline(self, data: dict[str, Any]) -> str:
+        """What ``status`` says first of this loop, from ``status --json``'s data."""
+        counts = data["counts"]
+        return (
+            f"{counts['versions']} versions ({counts['open']} open, "
+            f"{counts['concluded']} concluded), {counts['results']} results"
+        )
+
+    def report_section(self, ctx: Context) -> dict[str, Any]:
+        """This loop's keys of the report's data."""
+        return {}
+
+
+def preset_for(config: LedgerConfig) -> Preset:
+    """The preset object of a ledger's configuration."""
+    return by_name(config.ledger.preset)
+
+
+def by_name(name: str) -> Preset:
+    """The preset called ``name`` (an unknown name is the default loop).
+
+    Each loop is the package ``ledger.presets.<name>`` whose ``preset`` module
+    defines ``PRESET``; the core knows the interface, never a loop's code, so
+    the import is by name (the registry), not a static import.
+    """
+    import importlib
+
+    module = importlib.import_module(f"ledger.presets.{_known(name)}.preset")
+    preset: Preset = module.PRESET
+    return preset
+
+
+def _known(name: str) -> str:
+    return name if name in NAMES else DEFAULT_PRESET
+
+
+def require(config: LedgerConfig, name: str) -> None:
+    """Refuse (exit 2) a verb of loop ``name`` in a ledger of another loop."""
+    if config.ledger.preset != name:
+        from ledger.core.errors import BadInput
+
+        raise BadInput(
+            f"this ledger's preset is {config.ledger.preset!r}, not {name!r}",
+            f"use a repository set up with git ledger init --preset {name}",
+        )
+
+
+def headline(data: dict[str, Any]) -> str:
+    """The first line of ``status`` for people, from its JSON (what each loop counts)."""
+    where = f"{data['preset']} ledger in {data['dir']}/ on {data['branch'] or 'detached HEAD'}"
+    return f"{where}: {by_name(data['preset']).headline(data)}"

@@ -1,0 +1,268 @@
+"""Entry files on disk: markdown with YAML front matter, and canonical JSON.
+
+Both formats round-trip byte for byte: ``render(parse(x)) == x``. For markdown
+the exact front-matter text is kept and re-emitted while the data it encodes is
+unchanged, so a hand-written entry is never reformatted behind its author's
+back; new or changed front matter is written canonically (keys in the model's
+order, block style, no line wrapping). JSON is written with sorted keys, two
+spaces and a trailing newline, so a PR diff reads like the fact it records.
+
+YAML goes through ``safe_load`` semantics only, and aliases are refused
+outright: an alias bomb is cheap to parse but explodes whatever walks the
+result afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ledger.core.errors import BadInput
+
+MAX_ENTRY_BYTES = 1 << 20
+FENCE = "---\n"
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses anchors and aliases."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.events.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise yaml.constructor.ConstructorError(
+                None, None, "YAML aliases are not allowed in ledger entries", event.start_mark
+            )
+        node = super().compose_node(parent, index)
+        if node is not None and getattr(node, "anchor", None):
+            raise yaml.constructor.ConstructorError(
+                None, None, "YAML anchors are not allowed in ledger entries", node.start_mark
+            )
+        return node
+
+
+def decode_text(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> str:
+    if len(data) > max_bytes:
+        raise BadInput(f"{where}: file is larger than {max_bytes} bytes", "entries must be small")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{where}: not valid UTF-8 (byte {exc.start})") from None
+
+
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", None)
+_TAG = "tag:yaml.org,2002:"
+_PLAIN_TAGS: dict[str, str] = {}  # plain scalar -> its implicit tag (a function of its text)
+_PLAIN_MEMO_LIMIT = 1 << 16
+
+
+class _Slow(Exception):
+    """A node the direct construction below leaves to PyYAML's own constructor."""
+
+
+if _FAST_LOADER is not None:
+
+    class _CLoader(_FAST_LOADER):  # type: ignore[misc]
+        """libyaml's safe loader whose tag resolution is remembered per plain scalar.
+
+        SafeLoader resolves a plain scalar's tag from its text alone (no path
+        resolvers): the same keys and values recur in every entry of a ledger."""
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is yaml.ScalarNode and implicit[0]:
+                tag = _PLAIN_TAGS.get(value)
+                if tag is None:
+                    tag = super().resolve(kind, value, implicit)
+                    if len(_PLAIN_TAGS) < _PLAIN_MEMO_LIMIT:
+                        _PLAIN_TAGS[value] = tag
+                return tag
+            return super().resolve(kind, value, implicit)
+
+
+def _construct(loader: Any, node: Any) -> Any:
+    """What SafeConstructor makes of ``node`` for the common tags (str, null, bool,
+    int, float, seq, map), built directly; anything else raises :class:`_Slow`.
+
+    PyYAML's constructor keeps per-node bookkeeping for aliases and recursive
+    structures, which text without '&' and '*' cannot have; scalars go through
+    SafeConstructor's own methods, so the values are the ones it makes."""
+    kind = type(node)
+    tag = node.tag
+    if kind is yaml.ScalarNode:
+        if tag == _TAG + "str":
+            return node.value
+        if tag == _TAG + "null":
+            return None
+        if tag == _TAG + "bool":
+            return loader.construct_yaml_bool(node)
+        if tag == _TAG + "int":
+            return loader.construct_yaml_int(node)
+        if tag == _TAG + "float":
+            return loader.construct_yaml_float(node)
+    elif kind is yaml.SequenceNode and tag == _TAG + "seq":
+        return [_construct(loader, child) for child in node.value]
+    elif kind is yaml.MappingNode and tag == _TAG + "map":
+        mapping = {}
+        for key_node, value_node in node.value:
+            # Merge ('<<') and value ('=') keys are SafeConstructor's to flatten.
+            if type(key_node) is not yaml.ScalarNode or key_node.tag in (
+                _TAG + "merge",
+                _TAG + "value",
+            ):
+                raise _Slow
+            mapping[_construct(loader, key_node)] = _construct(loader, value_node)
+        return mapping
+    raise _Slow
+
+
+def _load_c(text: str) -> Any:
+    """``yaml.load(text, Loader=CSafeLoader)``, the same values built faster."""
+    loader = _CLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        try:
+            return _construct(loader, node)
+        except Exception:  # PyYAML's own constructor decides, as before
+            return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def load_yaml(text: str, where: str, first_line: int = 1) -> Any:
+    """YAML ``text`` that starts on line ``first_line`` of the file ``where``."""
+    if _FAST_LOADER is not None and "&" not in text and "*" not in text:
+        # No '&' or '*': no anchor or alias can be in it, so libyaml's safe loader reads
+        # it as the pure-Python one would, many times faster (verify replays every
+        # entry of a long ledger). Whatever it refuses is read again below for the
+        # message; libyaml caps nesting itself, so deep nesting is an error, not a crash.
+        try:
+            return _load_c(text)
+        except (yaml.YAMLError, RecursionError):
+            pass
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        # The first line of the message is the context ("while parsing a flow
+        # sequence") when there is one: its line is the one to name.
+        mark = getattr(exc, "context_mark", None) or getattr(exc, "problem_mark", None)
+        at = f" (line {mark.line + first_line})" if mark is not None else ""
+        raise BadInput(f"{where}: invalid YAML front matter{at}: {reason}") from None
+
+
+def dump_yaml(data: dict[str, Any]) -> str:
+    """Readable YAML (unicode kept) unless that would not read back identically.
+
+    PyYAML emits a few characters (NEL, LS, PS) raw under ``allow_unicode``, and
+    they read back as line breaks; escaped output is the exact fallback.
+    """
+    text: str = yaml.safe_dump(
+        data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1 << 16
+    )
+    if yaml.safe_load(text) != data:
+        text = yaml.safe_dump(
+            data, sort_keys=False, allow_unicode=False, default_flow_style=False, width=1 << 16
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class Document:
+    """A markdown entry: front matter data plus the body text after it."""
+
+    front: dict[str, Any]
+    body: str
+    raw_front: str | None = None
+
+    def render(self) -> str:
+        raw = self.raw_front
+        if raw is not None and load_yaml(raw, "front matter") == self.front:
+            return FENCE + raw + FENCE + self.body
+        return FENCE + dump_yaml(self.front) + FENCE + self.body
+
+    def replace(self, front: dict[str, Any] | None = None, body: str | None = None) -> Document:
+        return Document(
+            front=self.front if front is None else front,
+            body=self.body if body is None else body,
+            raw_front=self.raw_front,
+        )
+
+
+def parse_document(text: str, where: str) -> Document:
+    if not text.startswith(FENCE):
+        raise BadInput(f"{where}: missing YAML front matter", "the file must start with '---'")
+    end = text.find("\n" + FENCE, len(FENCE) - 1)
+    if end < 0:
+        raise BadInput(f"{where}: front matter is not closed", "add a line '---' after it")
+    raw = text[len(FENCE) : end + 1]
+    front = load_yaml(raw, where, first_line=2)  # line 1 is the opening fence
+    if front is None:
+        front = {}
+    if not isinstance(front, dict) or not all(isinstance(k, str) for k in front):
+        raise BadInput(f"{where}: front matter must be a mapping of names to values")
+    return Document(front=front, body=text[end + 1 + len(FENCE) :], raw_front=raw)
+
+
+# --- generated blocks -------------------------------------------------------
+
+
+def _block_re(name: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(<!-- ledger:begin {re.escape(name)} -->\n)(.*?)(<!-- ledger:end {re.escape(name)} -->)",
+        re.DOTALL,
+    )
+
+
+def get_block(text: str, name: str) -> str | None:
+    match = _block_re(name).search(text)
+    return match.group(2) if match else None
+
+
+def set_block(text: str, name: str, content: str) -> str:
+    """Replace the fenced block ``name``; append it at the end if it is missing."""
+    if content and not content.endswith("\n"):
+        content += "\n"
+    pattern = _block_re(name)
+    if pattern.search(text):
+        return pattern.sub(lambda m: m.group(1) + content + m.group(3), text, count=1)
+    sep = "" if text.endswith("\n\n") or not text else ("\n" if text.endswith("\n") else "\n\n")
+    return f"{text}{sep}<!-- ledger:begin {name} -->\n{content}<!-- ledger:end {name} -->\n"
+
+
+def get_section(body: str, title: str) -> str | None:
+    """The text of a ``## title`` section, up to the next ``## `` heading."""
+    match = re.search(rf"^## {re.escape(title)}[ \t]*\n(.*?)(?=^## |\Z)", body, re.M | re.S)
+    return match.group(1) if match else None
+
+
+# --- JSON -------------------------------------------------------------------
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def load_json(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> Any:
+    text = decode_text(data, where, max_bytes)
+    if not text.strip():
+        raise BadInput(f"{where}: empty file", "expected a JSON object")
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else "nested too deeply"
+        raise BadInput(f"{where}: invalid JSON: {reason}") from None
+    return value
+
+
+def is_finite_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,343 @@
+"""The hooks' checks that need the ledger itself (imported only when there is ledger work).
+
+Each check prints one line per finding (rule, offending paths or commits, the
+command that fixes it) and returns 1 when any finding refuses.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from ledger.core import gitcli
+from ledger.core.context import Context, load_config, open_context
+from ledger.core.errors import LedgerError
+from ledger.core.findings import Finding
+from ledger.core.history import frozen_part
+from ledger.core.markdown import conclusion_block, gate_table
+from ledger.core.model.config import LedgerConfig
+from ledger.core.model.documents import decode_text, get_block, parse_document
+from ledger.core.state import LedgerState, classify
+from ledger.core.store import TRAILER_STEP, TRAILER_TRANSITION, Snapshot, Store
+from ledger.core.verify import WITNESS, verify
+from ledger.presets.versions.rules import registration_blockers
+from ledger.presets.versions.views import drift, readme_path, readme_views
+
+ZERO = "0" * 40
+
+
+def open_version_info() -> tuple[str | None, list[str], str]:
+    """The open version at HEAD, its planned files and its registration commit ('' when
+    not found on this branch), for the hooks' cache."""
+    ctx = open_context(Path("."))
+    state = ctx.state()
+    opened = state.open_versions()
+    if opened:
+        vid = opened[0].id
+        return vid, list(opened[0].front.files), _registration(ctx.store, {vid})
+    if not ctx.store.repo.head_is_detached:
+        branch = ctx.store.branch().removeprefix("refs/heads/")
+        for matrix in state.open_matrices():
+            for cell in matrix.cells:
+                if cell.branch == branch:
+                    cid = f"{matrix.id}.{cell.name}"
+                    return cid, list(cell.files), _registration(ctx.store, {cid, matrix.id})
+    return None, [], ""
+
+
+def _registration(store: Store, steps: set[str]) -> str:
+    """The newest commit that registered one of ``steps`` (a version, or a cell's matrix),
+    read lazily back from HEAD: where the version's code commits start."""
+    from ledger.core.history import STARTS
+
+    for info in store.walk_log(None):
+        kind = info.trailer(TRAILER_TRANSITION)
+        if info.trailer(TRAILER_STEP) in steps and (kind in STARTS or kind == "matrix-register"):
+            return info.id
+    return ""
+
+
+def run(check: str, staged: list[str], **kwargs: str) -> int:
+    stage = check.replace("_", "-")
+    if check in ("pre_receive", "update"):
+        return server_side(stage, kwargs.get("refs", ""))
+    try:
+        ctx = open_context(Path("."))
+        if check == "pre_commit":
+            findings = pre_commit(ctx, staged)
+        elif check == "pre_push":
+            findings = pre_push(
+                ctx, kwargs.get("remote", ""), sys.stdin.read() if not sys.stdin.isatty() else ""
+            )
+        else:
+            raise LedgerError(f"unknown hook check {check}")
+    except LedgerError as exc:
+        sys.stderr.write(f"git-ledger {stage} refused: {exc.one_line()}\n")
+        return 1
+    for finding in findings:
+        sys.stderr.write(f"git-ledger {stage} refused: {finding.line()}\n")
+    return 1 if findings else 0
+
+
+def version_of(rel: str, prefix: str) -> str | None:
+    """Which version an entry path belongs to (None: not a version's file)."""
+    parts = rel.split("/")
+    kind = classify(rel, prefix)
+    if kind == "version":
+        return parts[0][:-3]
+    if kind == "result":
+        return parts[1]
+    if kind == "reflection":
+        return parts[0][len("REFLECTION_") : -3]
+    if kind == "matrix":
+        return parts[0][: -len("-matrix.md")]
+    return None
+
+
+def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:
+    """The preset's own hook checks (its views, frozen files, transition-only entries)."""
+    from ledger.core.loops import preset_for
+
+    preset = preset_for(ctx.config)
+    for warning in preset.hook_warnings(ctx, staged):
+        sys.stderr.write(f"git-ledger pre-commit warning: {warning}\n")
+    return preset.hook_findings(ctx, staged)
+
+
+def body_drift(snap: Snapshot, state: LedgerState) -> list[str]:
+    """Generated blocks inside concluded version entries that differ from their data."""
+    found = []
+    for version in state.versions:
+        conclusion = version.front.conclusion
+        if conclusion is None:
+            continue
+        data = snap.read(version.path)
+        if data is None:
+            continue
+        body = parse_document(decode_text(data, version.path), version.path).body
+        if get_block(body, "gates") != gate_table(conclusion.gates):
+            found.append(f"{version.path}: generated block 'gates' is out of date")
+        if get_block(body, "conclusion") != conclusion_block(conclusion):
+            found.append(f"{version.path}: generated block 'conclusion' is out of date")
+    return found
+
+
+def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
+    base = ctx.dir
+    prefix = ctx.config.ledger.id_prefix
+    ledger_paths = [p for p in staged if p.startswith(base + "/")]
+    code_paths = [p for p in staged if not p.startswith(base + "/")]
+    found: list[Finding] = preset_findings(ctx, staged)
+    if not ledger_paths:
+        return found
+    if code_paths:
+        found.append(
+            Finding(
+                "two-commit-granularity",
+                f"ledger files ({', '.join(ledger_paths[:3])}) and code ({', '.join(code_paths[:3])}) "
+                "in one commit",
+                f"commit them separately: git restore --staged {' '.join(code_paths[:3])}",
+            )
+        )
+    index = ctx.store.index_snapshot()
+    head = ctx.store.snapshot()
+    after = ctx.state(index)
+    before = ctx.state(head)
+    for path, error in after.problems:
+        if path in ledger_paths:
+            found.append(
+                Finding("entry-schema", f"{path}: {error}", f"fix {path}, then git add it")
+            )
+    versions = {v for p in ledger_paths if (v := version_of(p[len(base) + 1 :], prefix))}
+    if len(versions) > 1:
+        found.append(
+            Finding(
+                "one-version-per-commit",
+                f"entry files of {', '.join(sorted(versions))} in one commit",
+                "commit each version's files separately",
+            )
+        )
+    for path in ledger_paths:
+        rel = path[len(base) + 1 :]
+        if classify(rel, prefix) != "version":
+            continue
+        old, new = head.read(path), index.read(path)
+        if old is None:
+            continue
+        if new is None:
+            found.append(
+                Finding(
+                    "frozen-registration",
+                    f"{path} is registered and cannot be deleted",
+                    f"git restore --staged {path}",
+                )
+            )
+            continue
+        try:
+            changed = frozen_part(decode_text(old, path), path) != frozen_part(
+                decode_text(new, path), path
+            )
+        except LedgerError:
+            continue  # reported as entry-schema above
+        if changed:
+            found.append(
+                Finding(
+                    "frozen-registration",
+                    f"{path}: the registered part (front matter and Hypothesis) is frozen",
+                    f"git restore --staged --worktree {path}; register a new version instead",
+                )
+            )
+    new_ids = {v.id for v in after.versions} - {v.id for v in before.versions}
+    for vid in sorted(new_ids):
+        version = after.version(vid)
+        cites = version.front.cites if version else None
+        for blocker in registration_blockers(before, cites):
+            found.append(
+                Finding(blocker.rule, f"cannot register {vid}: {blocker.message}", blocker.fix)
+            )
+    readme = index.read(readme_path(after))
+    text = decode_text(readme, readme_path(after)) if readme is not None else None
+    stale = drift(text, readme_views(after), readme_path(after))
+    stale += body_drift(index, after)
+    for line in stale:
+        found.append(
+            Finding(
+                "views-drift",
+                line,
+                "regenerate with the git ledger verbs; do not edit generated blocks",
+            )
+        )
+    return found
+
+
+def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str]]:
+    """(remote sha, local sha) pairs being pushed, from git's stdin or pre-commit's env.
+
+    Witness refs (refs/ledger/*) name registrations already checked with their branch.
+    """
+    pairs = []
+    for line in stdin.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != ZERO and not parts[0].startswith("refs/ledger/"):
+            pairs.append((parts[3], parts[1]))
+    if not pairs and os.environ.get("PRE_COMMIT_TO_REF"):
+        pairs.append((os.environ.get("PRE_COMMIT_FROM_REF", ZERO), os.environ["PRE_COMMIT_TO_REF"]))
+    return pairs
+
+
+def pre_push(ctx: Context, remote: str, stdin: str) -> list[Finding]:
+    """Clean ledger dir, and ``git ledger verify`` on the commits being pushed."""
+    workdir = ctx.store.require_workdir()
+    found: list[Finding] = []
+    dirty = gitcli.output(
+        ["status", "--porcelain", "--untracked-files=all", "-z", "--", ctx.dir], workdir
+    )
+    paths = [entry[3:] for entry in dirty.split("\0") if len(entry) > 3]
+    if paths:
+        found.append(
+            Finding(
+                "clean-workspace",
+                f"uncommitted or untracked ledger files: {', '.join(paths[:5])}"
+                + (" ..." if len(paths) > 5 else ""),
+                "commit them, or run 'git ledger doctor --fix' to autosave them",
+            )
+        )
+    remote_name = remote or os.environ.get("PRE_COMMIT_REMOTE_NAME", "")
+    for old, new in _push_ranges(ctx, remote_name, stdin):
+        if old != ZERO and ctx.store.has_commit(old):
+            since = [old]
+        else:
+            since = (
+                list(ctx.store.refs(f"refs/remotes/{remote_name}/").values()) if remote_name else []
+            )
+        found += _verified(ctx.store, ctx.config, ctx.config_file, new, since)
+    return found
+
+
+def _verified(
+    store: Store, config: LedgerConfig, config_file: str, tip: str, since: list[str]
+) -> list[Finding]:
+    report = verify(store, config, config_file, tip, since)
+    return [
+        Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}".replace(" : ", ": "), f.fix)
+        for f in report.findings
+    ]
+
+
+def server_side(stage: str, refs: str) -> int:
+    """pre-receive (refs on stdin) or update (REF OLD NEW): verify what is pushed."""
+    if stage == "update":
+        parts = refs.split()
+        updates = [(parts[1], parts[2], parts[0])] if len(parts) == 3 else []
+    else:
+        updates = []
+        for line in sys.stdin.read().splitlines():
+            parts = line.split()
+            if len(parts) == 3:
+                updates.append((parts[0], parts[1], parts[2]))
+    try:
+        found = receive(Store("."), updates)
+    except LedgerError as exc:
+        sys.stderr.write(f"git-ledger {stage} refused: {exc.one_line()}\n")
+        return 1
+    for finding in found:
+        sys.stderr.write(f"git-ledger {stage} refused: {finding.line()}\n")
+    return 1 if found else 0
+
+
+def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
+    """Findings for a push of ``updates`` ((old, new, ref)) into ``store``."""
+    found: list[Finding] = []
+    incoming: dict[str, str] = {}
+    for old, new, ref in updates:
+        if ref.startswith(WITNESS):
+            if old != ZERO:
+                found.append(
+                    Finding(
+                        "witness",
+                        f"{ref} exists here ({old[:10]}): a witness is never moved or deleted",
+                        "push the original history; a rewritten registration cannot replace it",
+                    )
+                )
+            else:
+                incoming[ref[len(WITNESS) :]] = new
+    heads = list(store.refs("refs/heads/").values())
+    for old, new, ref in updates:
+        if not ref.startswith("refs/heads/") or new == ZERO:
+            continue
+        loaded = load_config(store, store.snapshot(new))
+        if loaded is None:
+            continue
+        config, config_file = loaded
+        if old != ZERO and store.has_commit(old) and not store.is_ancestor(old, new):
+            dropped = [
+                c for c in store.walk_new(old, [new]) if c.trailer(TRAILER_TRANSITION) is not None
+            ]
+            if dropped:
+                found.append(
+                    Finding(
+                        "rewritten-history",
+                        f"{ref} would lose {len(dropped)} ledger transition(s), e.g. "
+                        f"{dropped[-1].id[:10]} ({dropped[-1].subject}): history is append-only",
+                        "merge instead of force-pushing (git pull --no-rebase, or git ledger sync)",
+                    )
+                )
+        since = [old] if old != ZERO and store.has_commit(old) else heads
+        report = verify(store, config, config_file, new, since)
+        found += [
+            Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}", f.fix)
+            for f in report.findings
+        ]
+        for vid, target in incoming.items():
+            reg = report.registrations.get(vid)
+            if reg is not None and reg != target:
+                found.append(
+                    Finding(
+                        "witness",
+                        f"the witness pushed for {vid} ({target[:10]}) is not its registration "
+                        f"in {ref} ({reg[:10]})",
+                        "push the registration's own witness",
+                    )
+                )
+    return found

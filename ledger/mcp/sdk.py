@@ -1,0 +1,209 @@
+"""The MCP SDK side of ``git ledger mcp``: tools, resources and the stdio transport.
+
+Only this module imports the SDK (the ``mcp`` package of the extra
+``git-ledger[mcp]``); ``ledger.mcp.server`` imports it when serving and turns a
+missing SDK into exit 2 naming the extra. The low-level server is used rather
+than the decorator API because the tools' schemas come from the CLI's click
+commands (``ledger.mcp.tools``), not from Python signatures.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import click
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from ledger import __version__
+from ledger.core.errors import LedgerError
+from ledger.mcp import tools as mcptools
+from ledger.mcp.server import Outcome, entries, execute, loop_of, read_entry, uri
+
+T = TypeVar("T")
+
+# Entries per resources/list page (a ledger of 10,000 steps has tens of thousands).
+PAGE = 1000
+# JSON-RPC code the protocol gives to "resource not found".
+RESOURCE_NOT_FOUND = -32002
+
+_MEANING = {
+    1: "a rule refused, or a check found something",
+    2: "bad input",
+    3: "internal error",
+    4: "committed, but the work tree is behind (run doctor --fix)",
+    5: "the environment refused a write",
+}
+
+INSTRUCTIONS = (
+    "git-ledger keeps an improvement loop honest: pre-register a bet before its code, run "
+    "the configured gate, conclude with the verdict the statistics allow, reflect when a "
+    "trigger fires. Call 'next' to learn the single next action. A refused call returns a "
+    "structured error with the rule, the message and the fix; follow the fix instead of "
+    "working around the rule."
+)
+
+
+ID_FORMS = {
+    "version": "id is the version id, e.g. V12 or a cell V13.A",
+    "reflection": "id is the reflection's id",
+    "result": "id is VERSION/GATE/STEM, e.g. V12/recent/seed-42",
+}
+
+
+def page(items: list[T], cursor: str | None, size: int = PAGE) -> tuple[list[T], str | None]:
+    """One page of ``items`` from an opaque cursor (an offset), and the next cursor."""
+    if cursor is not None and not cursor.isdigit():
+        raise MCPError(types.INVALID_PARAMS, f"invalid cursor {cursor!r}")
+    first = int(cursor or 0)
+    end = first + size
+    return items[first:end], (str(end) if end < len(items) else None)
+
+
+def hints(spec: mcptools.ToolSpec) -> types.ToolAnnotations:
+    """The protocol's hints: read-only verbs, and verbs that cannot be undone."""
+    return types.ToolAnnotations(
+        title=" ".join(spec.command),
+        read_only_hint=spec.kind == "read",
+        destructive_hint=spec.kind == "destructive",
+        idempotent_hint=spec.kind == "read",
+        # Only 'run' reaches past the ledger: it starts the gate's configured command.
+        open_world_hint=spec.command == ("run",),
+    )
+
+
+def tools(loop: str | None, app: click.Group) -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=spec.name,
+            description=mcptools.description(spec, command),
+            input_schema=mcptools.input_schema(spec, command),
+            annotations=hints(spec),
+        )
+        for spec, command in mcptools.available(app)
+        if loop is None or spec.loop in (None, loop)
+    ]
+
+
+def _result(outcome: Outcome) -> types.CallToolResult:
+    if outcome.error is not None:
+        text = json.dumps({"error": outcome.error}, sort_keys=True, ensure_ascii=False)
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content={"error": outcome.error},
+            is_error=True,
+        )
+    content: list[types.ContentBlock] = [types.TextContent(text=outcome.stdout)]
+    structured: dict[str, Any] | None = None
+    if isinstance(outcome.data, dict):
+        structured = outcome.data
+    elif outcome.data is not None:
+        structured = {"items": outcome.data}
+    meta: dict[str, Any] | None = None
+    if outcome.exit_code:
+        # A check that found something (exit 1 without a refusal): the output says what.
+        meaning = _MEANING.get(outcome.exit_code, "failed")
+        content.append(types.TextContent(text=f"exit {outcome.exit_code}: {meaning}"))
+        meta = {"git-ledger/exit_code": outcome.exit_code}
+    if outcome.stderr.strip():
+        content.append(types.TextContent(text=outcome.stderr.strip()))
+    return types.CallToolResult(
+        content=content, structured_content=structured, is_error=False, _meta=meta
+    )
+
+
+def build(start: Path, root: Path, app: click.Group) -> Server[Any]:
+    """The server of ``app``'s verbs for the repository at ``root``, run as if started in
+    ``start``."""
+    by_name = {spec.name: spec for spec, _ in mcptools.available(app)}
+
+    async def list_tools(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        loop = await anyio.to_thread.run_sync(loop_of, start)
+        return types.ListToolsResult(tools=tools(loop, app))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        spec = by_name.get(params.name)
+        if spec is None:
+            raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
+        arguments = dict(params.arguments or {})
+        outcome = await anyio.to_thread.run_sync(
+            execute, spec, arguments, start, root, app, abandon_on_cancel=True
+        )
+        return _result(outcome)
+
+    async def list_resources(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        try:
+            found = await anyio.to_thread.run_sync(entries, start)
+        except LedgerError:
+            found = []  # no ledger yet: nothing to list
+        shown, next_cursor = page(found, params.cursor if params is not None else None)
+        return types.ListResourcesResult(
+            next_cursor=next_cursor,
+            resources=[
+                types.Resource(
+                    name=f"{kind} {entry_id}",
+                    uri=uri(kind, entry_id),
+                    description=f"{path} at HEAD",
+                    mime_type="application/json" if kind == "result" else "text/markdown",
+                )
+                for kind, entry_id, path in shown
+            ],
+        )
+
+    async def list_templates(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    name=f"{kind} by id",
+                    uri_template=uri(kind, "{id}"),
+                    description=f"A committed {kind} entry at HEAD (read-only); {ID_FORMS[kind]}.",
+                    mime_type="application/json" if kind == "result" else "text/markdown",
+                )
+                for kind in ("version", "reflection", "result")
+            ]
+        )
+
+    async def read_resource(
+        ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        try:
+            text, mime = await anyio.to_thread.run_sync(read_entry, start, str(params.uri))
+        except LedgerError as exc:
+            raise MCPError(RESOURCE_NOT_FOUND, exc.one_line(), exc.as_dict()) from None
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=str(params.uri), mime_type=mime, text=text)]
+        )
+
+    return Server(
+        "git-ledger",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+    )
+
+
+def serve(start: Path, root: Path, app: click.Group) -> int:
+    server = build(start, root, app)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+    return 0

@@ -1,0 +1,298 @@
+"""The MCP tools, derived from the click commands so the two cannot drift.
+
+Each tool names one CLI command (``("matrix", "status")``); its input schema is
+built from that command's click parameters (names, types, choices, required,
+repeatable, help) and a call is turned back into the CLI's own argv, which the
+server runs through the CLI itself. A tool therefore takes exactly the options
+the command takes, validates them the same way and refuses what the command
+refuses. The only differences are declared here: options a tool fixes (``run``
+is always ``--detach``, ``report`` always markdown) or leaves out (``--json``,
+which every JSON tool passes).
+
+This module imports click and the CLI only, never the MCP SDK, so the schema
+test runs without the extra.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import click
+
+from ledger.core.errors import BadInput
+
+Kind = Literal["read", "write", "destructive"]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: which command it runs and what the protocol should know about it."""
+
+    command: tuple[str, ...]
+    kind: Kind
+    # The loop whose ledgers list this tool (None: every ledger). Calls are not
+    # refused on this account; the command itself decides, as on the CLI.
+    loop: str | None = None
+    # Parameters (click names) the tool does not take, and argv it always adds.
+    hidden: frozenset[str] = frozenset()
+    fixed: tuple[str, ...] = ()
+    # "json": the command's --json output; "text": what it prints (report).
+    output: Literal["json", "text"] = "json"
+    note: str = ""
+
+    @property
+    def name(self) -> str:
+        return "_".join(self.command).replace("-", "_")
+
+
+_VERSIONS, _CAMPAIGN, _BATCHES = "versions", "campaign", "batches"
+
+# Verbs that cannot be undone carry the destructive hint (DESIGN section 5):
+# a verdict, a voided version, a merged winner, removed worktrees, invalidated
+# numbers, a disarmed campaign and a delivery branch are not taken back by
+# another call. A verb this build does not have (yet) is simply not served.
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(("status",), "read"),
+    ToolSpec(("next",), "read"),
+    ToolSpec(("log",), "read"),
+    ToolSpec(("show",), "read"),
+    ToolSpec(("verify",), "read"),
+    ToolSpec(
+        ("report",),
+        "read",
+        hidden=frozenset({"fmt", "out"}),
+        fixed=("--format", "md"),
+        output="text",
+        note="Returns the markdown report.",
+    ),
+    ToolSpec(("wait",), "write", note="Blocks until the runs end or the timeout passes."),
+    ToolSpec(("baseline",), "read", _VERSIONS),
+    ToolSpec(("diff",), "read", _VERSIONS, hidden=frozenset({"fmt_name"})),
+    ToolSpec(("triggers",), "read", _VERSIONS),
+    ToolSpec(("register",), "write", _VERSIONS),
+    ToolSpec(("record",), "write", _VERSIONS, note="FILE is a path inside the repository."),
+    ToolSpec(
+        ("run",),
+        "write",
+        _VERSIONS,
+        hidden=frozenset({"detach"}),
+        fixed=("--detach",),
+        note="Always detached: returns at once; then call 'wait' and 'status'.",
+    ),
+    ToolSpec(("conclude",), "destructive", _VERSIONS),
+    ToolSpec(("void",), "destructive", _VERSIONS),
+    ToolSpec(("config", "set"), "write"),
+    ToolSpec(("reflect",), "write", _VERSIONS),
+    ToolSpec(("phase",), "write", _VERSIONS),
+    ToolSpec(("matrix", "new"), "write", _VERSIONS),
+    ToolSpec(("matrix", "status"), "read", _VERSIONS),
+    ToolSpec(("matrix", "conclude"), "destructive", _VERSIONS),
+    ToolSpec(("matrix", "clean"), "destructive", _VERSIONS),
+    ToolSpec(("contract",), "write", _CAMPAIGN),
+    ToolSpec(("arm",), "write", _CAMPAIGN),
+    ToolSpec(("candidate", "record"), "write", _CAMPAIGN),
+    ToolSpec(("benchmark", "adjust"), "destructive", _CAMPAIGN),
+    ToolSpec(("mistake", "add"), "write", _CAMPAIGN),
+    ToolSpec(("finish",), "destructive", _CAMPAIGN),
+    ToolSpec(("deliver",), "destructive", _CAMPAIGN),
+    ToolSpec(("weights", "init"), "write", _BATCHES),
+    ToolSpec(("weights", "revise"), "write", _BATCHES),
+    ToolSpec(("weights", "copy"), "write", _BATCHES),
+    ToolSpec(("gate", "topic"), "read", _BATCHES),
+    ToolSpec(("gate", "batch"), "write", _BATCHES),
+    ToolSpec(("gate", "converged"), "read", _BATCHES),
+    ToolSpec(("trace", "emit"), "write", _BATCHES),
+    ToolSpec(("resume",), "read", _BATCHES),
+)
+
+
+def command_for(spec: ToolSpec, app: click.Group) -> click.Command | None:
+    """The click command of ``app`` a tool runs (None: this build has no such verb)."""
+    node: click.Command = app
+    for name in spec.command:
+        if not isinstance(node, click.Group) or name not in node.commands:
+            return None
+        node = node.commands[name]
+    return node
+
+
+def available(app: click.Group) -> list[tuple[ToolSpec, click.Command]]:
+    """Every tool whose command exists in ``app`` (the command line), in table order."""
+    found = [(spec, command_for(spec, app)) for spec in TOOLS]
+    return [(spec, command) for spec, command in found if command is not None]
+
+
+def tool_params(spec: ToolSpec, command: click.Command) -> list[click.Parameter]:
+    """The command's parameters a tool takes (all but --json and the declared ones)."""
+    return [
+        p
+        for p in command.params
+        if p.name not in spec.hidden and p.name != "as_json" and not _is_unprocessed(p)
+    ]
+
+
+def _is_unprocessed(param: click.Parameter) -> bool:
+    return isinstance(param.type, click.types.UnprocessedParamType)
+
+
+def prop_name(param: click.Parameter) -> str:
+    """An option's long flag without dashes (--noop-gates: noop_gates); an argument's name."""
+    if isinstance(param, click.Option):
+        long = [o for o in param.opts if o.startswith("--")]
+        if long:
+            return long[0][2:].replace("-", "_")
+    return param.name or param.human_readable_name
+
+
+def _type_schema(param: click.Parameter) -> dict[str, Any]:
+    kind = param.type
+    if isinstance(param, click.Option) and param.is_flag:
+        return {"type": "boolean"}
+    if isinstance(kind, click.Choice):
+        return {"type": "string", "enum": [str(c) for c in kind.choices]}
+    if isinstance(kind, click.types.IntParamType | click.types.FloatParamType):
+        out: dict[str, Any] = {
+            "type": "integer" if isinstance(kind, click.types.IntParamType) else "number"
+        }
+        if isinstance(kind, click.IntRange | click.FloatRange):
+            if kind.min is not None:
+                out["exclusiveMinimum" if kind.min_open else "minimum"] = kind.min
+            if kind.max is not None:
+                out["exclusiveMaximum" if kind.max_open else "maximum"] = kind.max
+        return out
+    if isinstance(kind, click.types.BoolParamType):
+        return {"type": "boolean"}
+    # Strings, paths, and any type added later: click converts from the text anyway.
+    return {"type": "string"}
+
+
+def _description(param: click.Parameter) -> str:
+    text = getattr(param, "help", None) or ""
+    if isinstance(param, click.Argument):
+        text = text or f"{param.human_readable_name} (the command's positional argument)."
+    if isinstance(param.type, click.Path):
+        text += " A path inside the repository, relative to its directory."
+    return text.strip()
+
+
+def param_schema(param: click.Parameter) -> dict[str, Any]:
+    schema = _type_schema(param)
+    if param.multiple or param.nargs == -1:
+        schema = {"type": "array", "items": schema}
+    description = _description(param)
+    if description:
+        schema["description"] = description
+    default = param.default
+    if isinstance(param, click.Option) and param.is_flag:
+        schema["default"] = bool(default)
+    elif isinstance(default, str | int | float | Path) and not param.multiple:
+        # Not None, and not click's own "unset" sentinel.
+        schema["default"] = str(default) if isinstance(default, Path) else default
+    return schema
+
+
+def input_schema(spec: ToolSpec, command: click.Command) -> dict[str, Any]:
+    """The JSON schema of a tool's arguments, read off the click command."""
+    params = tool_params(spec, command)
+    return {
+        "type": "object",
+        "properties": {prop_name(p): param_schema(p) for p in params},
+        "required": [prop_name(p) for p in params if p.required],
+        "additionalProperties": False,
+    }
+
+
+def description(spec: ToolSpec, command: click.Command) -> str:
+    text = (command.help or "").strip().split("\n\n")[0].replace("\n", " ")
+    return f"{text} {spec.note}".strip()
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+}
+
+
+def _check_value(tool: str, name: str, schema: Mapping[str, Any], value: Any) -> None:
+    if schema["type"] == "array":
+        if not isinstance(value, list):
+            raise BadInput(f"{tool}: '{name}' must be a list", "see the tool's input schema")
+        for item in value:
+            _check_value(tool, name, schema["items"], item)
+        return
+    want = schema["type"]
+    # bool is an int in Python; JSON keeps them apart.
+    if not isinstance(value, _JSON_TYPES[want]) or (want != "boolean" and isinstance(value, bool)):
+        raise BadInput(f"{tool}: '{name}' must be a {want}, not {value!r}", "see its input schema")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BadInput(f"{tool}: '{name}' must be a finite number")
+    if "enum" in schema and value not in schema["enum"]:
+        raise BadInput(f"{tool}: '{name}' must be one of {', '.join(schema['enum'])}")
+
+
+def argv_for(
+    spec: ToolSpec, command: click.Command, arguments: Mapping[str, Any], base: Path, root: Path
+) -> list[str]:
+    """The CLI argv for a tool call; paths must resolve inside ``root`` (relative to ``base``).
+
+    Options come first as ``--name=value`` and positional arguments after ``--``,
+    so no value (a bet that starts with a dash) can be read as an option.
+    """
+    schema = input_schema(spec, command)
+    props = schema["properties"]
+    unknown = sorted(set(arguments) - set(props))
+    if unknown:
+        raise BadInput(
+            f"{spec.name}: unknown argument {', '.join(map(repr, unknown))}",
+            f"it takes {', '.join(props) or 'no arguments'}",
+        )
+    missing = [name for name in schema["required"] if arguments.get(name) is None]
+    if missing:
+        raise BadInput(f"{spec.name}: missing {', '.join(map(repr, missing))}")
+    options: list[str] = []
+    positional: list[str] = []
+    for param in tool_params(spec, command):
+        name = prop_name(param)
+        value = arguments.get(name)
+        if value is None:
+            continue
+        _check_value(spec.name, name, props[name], value)
+        values = value if isinstance(value, list) else [value]
+        if isinstance(param.type, click.Path):
+            values = [_inside(spec.name, name, str(v), base, root) for v in values]
+        if isinstance(param, click.Argument):
+            positional += [str(v) for v in values]
+            continue
+        flag = max(param.opts, key=len)
+        if isinstance(param, click.Option) and param.is_flag:
+            options += [flag] if value else []
+            continue
+        for item in values:
+            text = repr(item) if isinstance(item, float) else str(item)
+            options.append(f"{flag}={text}" if flag.startswith("--") else f"{flag}{text}")
+    return [*spec.command, *options, *spec.fixed, *(["--json"] if _has_json(command) else [])] + (
+        ["--", *positional] if positional else []
+    )
+
+
+def _has_json(command: click.Command) -> bool:
+    return any(p.name == "as_json" for p in command.params)
+
+
+def _inside(tool: str, name: str, value: str, base: Path, root: Path) -> str:
+    """An absolute path inside the repository, or bad input."""
+    if not value or "\0" in value:
+        raise BadInput(f"{tool}: '{name}' is not a path")
+    path = (base / value).resolve()
+    if not path.is_relative_to(root.resolve()):
+        raise BadInput(
+            f"{tool}: '{name}' {value!r} is outside the repository {root}",
+            "this server acts only inside the repository it was started in",
+        )
+    return str(path)

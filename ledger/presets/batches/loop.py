@@ -1,0 +1,317 @@
+"""The batches loop: revise exactly one weight per batch until convergence (preset ``batches``).
+
+Files under the ledger dir, one per fact:
+
+- ``weights/batch-N.json``: the weights of batch N, ``{target: {key: value}}``
+  (a frozen target may hold a plain value); ``weights/meta.json`` names the
+  frozen targets and the run id
+- ``gates/batch-N.json``: the batch gate that closed batch N (flags, ratio)
+- ``revisions/batch-N.json``: the one revision that opened batch N+1
+- ``trace/<run id>.jsonl``: trace events; not transitions, they ride along
+  with the next transition commit (the batch close)
+
+``revision_log.jsonl`` is a generated view of the revisions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledger.core.errors import BadInput
+from ledger.core.model.config import BatchesTable, LedgerConfig
+from ledger.core.model.documents import load_json
+from ledger.core.store import Snapshot
+
+REVISION_LOG = "revision_log.jsonl"
+_BATCH = re.compile(r"batch-(\d+)\.json$")
+
+
+def table(config: LedgerConfig) -> BatchesTable:
+    return config.batches or BatchesTable()
+
+
+@dataclass
+class Batches:
+    config: LedgerConfig
+    meta: dict[str, Any] | None = None
+    weights: dict[int, Any] = field(default_factory=dict)
+    weight_blobs: dict[int, str] = field(default_factory=dict)
+    gates: dict[int, dict[str, Any]] = field(default_factory=dict)
+    topics: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    revisions: dict[int, dict[str, Any]] = field(default_factory=dict)
+    view: bytes | None = None
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def current(self) -> int | None:
+        return max(self.weights) if self.weights else None
+
+    @property
+    def run_id(self) -> str:
+        return str((self.meta or {}).get("run_id", "run"))
+
+    @property
+    def converged_at(self) -> int | None:
+        value = (self.meta or {}).get("converged")
+        return int(value) if value is not None else None
+
+    def closed(self, n: int) -> bool:
+        return n in self.gates
+
+    def ratios(self) -> list[float]:
+        return [float(self.gates[n]["ratio"]) for n in sorted(self.gates)]
+
+    def frozen(self) -> list[str]:
+        return list((self.meta or {}).get("frozen", []))
+
+    def thresholds(self) -> BatchesTable:
+        """The thresholds frozen at ``weights init`` (else the configured ones)."""
+        stored = (self.meta or {}).get("thresholds")
+        cfg = table(self.config)
+        return cfg.model_copy(update=stored) if stored else cfg
+
+    def done_topics(self, n: int) -> list[dict[str, Any]]:
+        return self.topics.get(n, [])
+
+
+def _numbered(snap: Snapshot, folder: str) -> dict[int, tuple[str, str]]:
+    out = {}
+    for path, blob in snap.files(folder).items():
+        match = _BATCH.search(path)
+        if match and path.rsplit("/", 1)[0] == folder:
+            out[int(match.group(1))] = (path, blob)
+    return out
+
+
+_TOPIC = re.compile(r"/topics/batch-(\d+)/([^/]+)\.json$")
+
+
+def load(config: LedgerConfig, snap: Snapshot) -> Batches:
+    """The loop at ``snap``; every entry parsed by its typed model, problems listed."""
+    from ledger.core.model.loops import (
+        BatchGateEntry,
+        RevisionEntry,
+        TopicEntry,
+        WeightsMeta,
+        parse_entry,
+    )
+
+    base = config.dir
+    b = Batches(config=config)
+    meta_path = f"{base}/weights/meta.json"
+    meta = snap.read(meta_path)
+    if meta is not None:
+        try:
+            b.meta = parse_entry(WeightsMeta, meta, meta_path).model_dump(exclude_none=True)
+        except BadInput as exc:
+            b.problems.append((meta_path, exc.message))
+    for n, (path, blob) in _numbered(snap, f"{base}/weights").items():
+        try:
+            data = load_json(snap.read_blob(blob), path)
+            if not isinstance(data, dict):
+                raise BadInput(f"{path}: weights must be a JSON object")
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
+            continue
+        b.weights[n] = data
+        b.weight_blobs[n] = blob
+    for n, (path, blob) in _numbered(snap, f"{base}/gates").items():
+        try:
+            b.gates[n] = parse_entry(BatchGateEntry, snap.read_blob(blob), path).model_dump(
+                by_alias=True
+            )
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
+    for path, blob in sorted(snap.files(f"{base}/topics").items()):
+        match = _TOPIC.search(path)
+        try:
+            if match is None:
+                raise BadInput(f"{path}: not topics/batch-N/TOPIC.json")
+            entry = parse_entry(TopicEntry, snap.read_blob(blob), path)
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
+            continue
+        b.topics.setdefault(int(match.group(1)), []).append(entry.model_dump(by_alias=True))
+    for items in b.topics.values():
+        items.sort(key=lambda t: (int(t.get("seq", 0)), str(t["topic"])))
+    for n, (path, blob) in _numbered(snap, f"{base}/revisions").items():
+        try:
+            b.revisions[n] = parse_entry(RevisionEntry, snap.read_blob(blob), path).model_dump()
+        except BadInput as exc:
+            b.problems.append((path, exc.message))
+    b.view = snap.read(f"{base}/{REVISION_LOG}")
+    return b
+
+
+def render_log(b: Batches) -> bytes:
+    lines = [
+        json.dumps(b.revisions[n], sort_keys=True, ensure_ascii=False) for n in sorted(b.revisions)
+    ]
+    return ("\n".join(lines) + "\n" if lines else "").encode()
+
+
+def topic_gate(cfg: BatchesTable, fidelity: float, mono: bool, endpoint: bool) -> dict[str, Any]:
+    if not 0.0 <= fidelity <= 1.0:
+        raise BadInput(f"--fidelity-rate {fidelity:g} is outside [0, 1]", "a rate is 0..1")
+    passed = fidelity >= cfg.fidelity_min and mono and endpoint
+    return {
+        "inputs": {"fidelity_rate": fidelity, "monotonicity": mono, "endpoints": endpoint},
+        "thresholds": {"fidelity_min": cfg.fidelity_min},
+        "pass": passed,
+        "rule": "fidelity_rate >= fidelity_min AND monotonicity AND endpoints",
+    }
+
+
+def batch_gate(cfg: BatchesTable, flags: list[bool]) -> dict[str, Any]:
+    if len(flags) != cfg.topics_per_batch:
+        raise BadInput(
+            f"--flags has {len(flags)} value(s) but a batch has {cfg.topics_per_batch} topics",
+            "one true/false per topic ([batches] topics_per_batch)",
+        )
+    passed = sum(flags)
+    ratio = passed / len(flags)
+    ok = ratio >= cfg.batch_ratio_min and passed >= cfg.hard_line
+    return {
+        "inputs": {"flags": flags, "passed": passed, "topics": len(flags)},
+        "ratio": ratio,
+        "thresholds": {"batch_ratio_min": cfg.batch_ratio_min, "hard_line": cfg.hard_line},
+        "pass": ok,
+        "rule": "ratio >= batch_ratio_min AND passed topics >= hard_line",
+    }
+
+
+def converged(cfg: BatchesTable, ratios: list[float]) -> dict[str, Any]:
+    recent = ratios[-cfg.converge_k :]
+    ok = len(recent) == cfg.converge_k and all(r >= cfg.batch_ratio_min for r in recent)
+    return {
+        "inputs": {"recent": recent},
+        "thresholds": {"converge_k": cfg.converge_k, "batch_ratio_min": cfg.batch_ratio_min},
+        "pass": ok,
+        "rule": "the last converge_k batch ratios are all >= batch_ratio_min",
+    }
+
+
+def parse_bool(value: str, name: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise BadInput(f"{name}: {value!r} is not true or false")
+
+
+def _normal(text: str) -> str:
+    """Lower case; hyphens, underscores and whitespace dropped; simple plurals singular."""
+    words = re.split(r"[\s_\-]+", text.lower())
+    out = []
+    for w in words:
+        if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
+            w = w[:-2]
+        elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return "".join(out)
+
+
+def vocabulary(root: Path, cfg: BatchesTable) -> list[str]:
+    """The forbidden vocabulary; a configured file that is missing is bad input."""
+    if not cfg.forbidden_vocabulary:
+        return []
+    path = root / cfg.forbidden_vocabulary
+    if not path.is_file():
+        raise BadInput(
+            f"the forbidden-vocabulary file {cfg.forbidden_vocabulary} is missing",
+            'restore it (one word or phrase a line), or set [batches] forbidden_vocabulary = "" '
+            "to turn the leak audit off knowingly",
+        )
+    return [
+        w.strip()
+        for w in path.read_text(encoding="utf-8").splitlines()
+        if w.strip() and not w.strip().startswith("#")
+    ]
+
+
+def forbidden_words(root: Path, cfg: BatchesTable, text: str) -> list[str]:
+    """Words of the forbidden vocabulary that appear in ``text`` (leak audit), matched
+    after normalising case, hyphens, underscores, whitespace and simple plurals."""
+    words = vocabulary(root, cfg)
+    tokens = [t for t in re.split(r"[^\w\-]+", text.lower()) if t]
+    found = []
+    for w in words:
+        target = _normal(w)
+        if not target:
+            continue
+        size = len(re.split(r"[\s_\-]+", w.strip()))
+        # Windows of tokens up to the phrase's size (and one more for split words).
+        hit = any(
+            _normal(" ".join(tokens[i : i + k])) == target
+            for k in range(1, size + 2)
+            for i in range(len(tokens) - k + 1)
+        )
+        if hit:
+            found.append(w)
+    return found
+
+
+FORBIDDEN_TEMPLATE = """\
+# Forbidden vocabulary for the leak audit of git-ledger's batches loop.
+# One word or phrase a line; 'weights revise' refuses a new value that uses any
+# of them. Matching ignores case, hyphens, underscores, spacing and simple
+# plurals ("check-list", "Checklists" and "check  list" all hit "checklist").
+# Lines starting with # are comments.
+"""
+
+
+def trace_path(config: LedgerConfig, run_id: str) -> str:
+    return f"{config.dir}/trace/{run_id}.jsonl"
+
+
+def repair_trace(text: str) -> str:
+    """A trace whose last line was torn (no newline: the writer died mid-line) with
+    that line kept as a ``torn-line`` event of its own: never glued to the next
+    event, and its sequence number is used up, never reused."""
+    if not text or text.endswith("\n"):
+        return text
+    head, _, fragment = text.rpartition("\n")
+    head = head + "\n" if head else ""
+    try:
+        event = json.loads(fragment)
+        if isinstance(event, dict) and isinstance(event.get("seq"), int):
+            return head + fragment + "\n"
+    except ValueError:
+        pass
+    seq = last_seq(head) + 1
+    line = json.dumps(
+        {"seq": seq, "event": "torn-line", "fields": {"fragment": fragment}}, sort_keys=True
+    )
+    return head + line + "\n"
+
+
+def last_seq(text: str) -> int:
+    seq = 0
+    for line in text.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("seq"), int):
+            seq = max(seq, event["seq"])
+    return seq
+
+
+def lowered_bars(current: BatchesTable, frozen: BatchesTable) -> str | None:
+    """A threshold in ledger.toml that is laxer than the one frozen at ``weights init``."""
+    for name in ("fidelity_min", "batch_ratio_min", "hard_line", "converge_k"):
+        now, then = getattr(current, name), getattr(frozen, name)
+        if now < then:
+            return f"[batches] {name} is {now} but {then} was frozen when batch-0 was committed"
+    if current.topics_per_batch != frozen.topics_per_batch:
+        return (
+            f"[batches] topics_per_batch is {current.topics_per_batch} but "
+            f"{frozen.topics_per_batch} was frozen when batch-0 was committed"
+        )
+    return None

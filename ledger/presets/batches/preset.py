@@ -1,0 +1,250 @@
+"""The batches loop (preset ``batches``): revise exactly one weight per batch until convergence.
+
+Order of the loop: ``weights init`` (thresholds frozen), then per batch every
+topic's gate (``gate topic --record``), the batch gate (``gate batch --record``),
+then either convergence (``gate converged --record``, terminal) or exactly one
+revision (``weights revise``; ``weights copy`` carries it forward unchanged).
+The entries and their rules live in :mod:`ledger.presets.batches.loop`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ledger.core.loops import Preset
+from ledger.presets.batches import loop as batches
+
+if TYPE_CHECKING:
+    from ledger.core.context import Context
+    from ledger.core.findings import Finding
+    from ledger.core.model.config import LedgerConfig
+    from ledger.core.state import LedgerState
+    from ledger.core.store import Snapshot, Store
+
+# Entries written only by the loop's verbs (transitions), never by a hand commit.
+TRANSITION_ONLY = ("weights/", "gates/", "topics/", "revisions/")
+
+
+def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"action": action, "command": command, "reason": reason, **extra}
+
+
+def revisable(b: batches.Batches) -> list[dict[str, Any]]:
+    """The weights a revision may change now: scalar keys of the unfrozen targets."""
+    n = b.current
+    if n is None:
+        return []
+    out = []
+    for target, keys in sorted(b.weights[n].items()):
+        if target in b.frozen() or not isinstance(keys, dict):
+            continue
+        for key, value in sorted(keys.items()):
+            if not isinstance(value, dict | list):
+                out.append({"target": target, "key": key, "value": value})
+    return out
+
+
+class BatchesPreset(Preset):
+    name = "batches"
+
+    def entry_paths(self, config: LedgerConfig) -> list[str]:
+        base = config.dir
+        return [
+            f"{base}/weights/*.json",
+            f"{base}/gates/batch-*.json",
+            f"{base}/topics/batch-*/*.json",
+            f"{base}/revisions/batch-*.json",
+            f"{base}/trace/*.jsonl",
+        ]
+
+    def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
+        return list(batches.load(config, snap).problems)
+
+    def view_paths(self, config: LedgerConfig) -> list[str]:
+        return [f"{config.dir}/{batches.REVISION_LOG}"]
+
+    def render_view(self, config: LedgerConfig, snap: Snapshot, path: str) -> bytes | None:
+        if path == f"{config.dir}/{batches.REVISION_LOG}":
+            return batches.render_log(batches.load(config, snap))
+        return None
+
+    def init_writes(self, config: LedgerConfig, snap: Snapshot) -> dict[str, bytes | None]:
+        writes: dict[str, bytes | None] = {f"{config.dir}/{batches.REVISION_LOG}": b""}
+        vocab = batches.table(config).forbidden_vocabulary
+        if vocab and snap.read(vocab) is None:
+            writes[vocab] = batches.FORBIDDEN_TEMPLATE.encode()
+        return writes
+
+    def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
+        from ledger.core.findings import Finding
+
+        index = ctx.store.index_snapshot()
+        b = batches.load(ctx.config, index)
+        found: list[Finding] = []
+        fix = "regenerate it with the git ledger verbs; do not edit generated views by hand"
+        if b.view is not None and b.view != batches.render_log(b):
+            found.append(
+                Finding("views-drift", f"{ctx.dir}/{batches.REVISION_LOG} is out of step", fix)
+            )
+        touched = [
+            p for p in staged if any(p.startswith(f"{ctx.dir}/{t}") for t in TRANSITION_ONLY)
+        ]
+        if touched:
+            found.append(
+                Finding(
+                    "transition-only",
+                    f"{', '.join(touched[:3])} change only through their transitions "
+                    "(weights init|revise|copy, gate topic|batch|converged --record)",
+                    f"git restore --staged --worktree {' '.join(touched[:3])}",
+                )
+            )
+        if ctx.config_file in staged:
+            lowered = batches.lowered_bars(batches.table(ctx.config), b.thresholds())
+            if lowered and b.meta is not None:
+                found.append(
+                    Finding("thresholds-frozen", lowered, "restore the frozen value in ledger.toml")
+                )
+        return found
+
+    def history_rules(self) -> list[dict[str, str]]:
+        return [
+            {
+                "paths": "weights/batch-0.json",
+                "changed_by": "weights-init",
+                "rule": "once",
+                "mode": "append",
+            },
+            {
+                "paths": "weights/meta.json",
+                "changed_by": "weights-init,converged",
+                "rule": "frozen",
+            },
+            {
+                "paths": "weights/batch-*.json",
+                "changed_by": "weights-revise,weights-copy",
+                "rule": "one revision per closed batch, never edited",
+                "mode": "append",
+            },
+            {"paths": "topics/**", "changed_by": "topic", "rule": "added only", "mode": "append"},
+            {
+                "paths": "gates/batch-*.json",
+                "changed_by": "batch-close",
+                "rule": "added only",
+                "mode": "append",
+            },
+            {
+                "paths": "revisions/batch-*.json",
+                "changed_by": "weights-revise",
+                "rule": "added",
+                "mode": "append",
+            },
+        ]
+
+    def headline(self, data: dict[str, Any]) -> str:
+        b = data.get("batches")
+        if not isinstance(b, dict):
+            return super().headline(data)
+        if b["batch"] is None:
+            return "no weights yet"
+        done = (
+            f"converged at batch {b['converged']}"
+            if b["converged"] is not None
+            else (
+                f"batch {b['batch']} {'closed' if b['closed'] else 'open'}, "
+                f"{b['topics_done']} topic(s) done"
+            )
+        )
+        ratios = ", ".join(f"{r:.3g}" for r in b["ratios"][-5:]) or "none yet"
+        return f"{done}; recent pass ratios {ratios}"
+
+    def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        b = batches.load(ctx.config, ctx.store.snapshot(state.commit_id))
+        n = b.current
+        return {
+            "batches": {
+                "run_id": b.run_id if b.meta else None,
+                "batch": n,
+                "closed": b.closed(n) if n is not None else False,
+                "topics_done": len(b.done_topics(n)) if n is not None else 0,
+                "ratios": b.ratios(),
+                "converged": b.converged_at,
+            }
+        }
+
+    def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        b = batches.load(ctx.config, ctx.store.snapshot(state.commit_id))
+        if b.problems:
+            path, error = b.problems[0]
+            return _action("fix-entry", f"$EDITOR {path}", f"{path} does not parse: {error}")
+        n = b.current
+        if n is None:
+            return _action(
+                "weights-init",
+                "git ledger weights init WEIGHTS.json --run-id RUN",
+                "write batch-0's weights as {target: {key: value}} JSON; the thresholds "
+                "are frozen with it",
+            )
+        if b.converged_at is not None:
+            return _action(
+                "done",
+                "git ledger resume",
+                f"the loop converged at batch {b.converged_at}; the weights are frozen",
+                done=True,
+            )
+        cfg = b.thresholds()
+        if not b.closed(n):
+            done = b.done_topics(n)
+            if len(done) < cfg.topics_per_batch:
+                return _action(
+                    "topic",
+                    f"git ledger gate topic --record --topic t{len(done) + 1} "
+                    "--fidelity-rate X --mono true|false --endpoint true|false",
+                    f"batch {n}: {len(done)} of {cfg.topics_per_batch} topics recorded",
+                )
+            flags = ",".join("true" if t["pass"] else "false" for t in done)
+            return _action(
+                "close-batch",
+                f"git ledger gate batch --flags {flags} --record",
+                f"batch {n}: every topic is recorded",
+            )
+        if batches.converged(cfg, b.ratios())["pass"]:
+            return _action(
+                "converge",
+                "git ledger gate converged --record",
+                f"the last {cfg.converge_k} batch ratios pass: record convergence",
+            )
+        options = revisable(b)
+        if not options:
+            return _action(
+                "copy", "git ledger weights copy", "no weight is revisable: carry the batch forward"
+            )
+        first = options[0]
+        return _action(
+            "revise",
+            f"git ledger weights revise --target {first['target']} --key {first['key']} "
+            "--new VALUE --reason TEXT",
+            f"batch {n} is closed: revise exactly one weight to open batch {n + 1}",
+            revisable=options,
+            alternatives=[
+                _action(
+                    "copy",
+                    "git ledger weights copy",
+                    "carry the batch forward unchanged",
+                )
+            ],
+        )
+
+    def report_section(self, ctx: Context) -> dict[str, Any]:
+        b = batches.load(ctx.config, ctx.store.snapshot())
+        cfg = b.thresholds()
+        return {
+            "batches": {
+                "ratios": b.ratios(),
+                "bar": cfg.batch_ratio_min,
+                "converged": batches.converged(cfg, b.ratios())["pass"],
+                "converged_at": b.converged_at,
+            }
+        }
+
+
+PRESET = BatchesPreset()

@@ -1,0 +1,301 @@
+"""The campaign loop (preset ``campaign``): candidates measured against a fixed contract.
+
+Order of the loop: contract, base, arm, candidates (promoted, rejected or held,
+benchmark adjustments and mistakes on the way), the closed report, ``finish``,
+``deliver``. The entries and their rules live in :mod:`ledger.presets.campaign.loop`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ledger.core.loops import Preset
+from ledger.presets.campaign import loop as campaign
+
+if TYPE_CHECKING:
+    from ledger.core.context import Context
+    from ledger.core.findings import Finding
+    from ledger.core.model.config import LedgerConfig
+    from ledger.core.state import LedgerState
+    from ledger.core.store import Snapshot, Store
+
+
+def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, Any]:
+    return {"action": action, "command": command, "reason": reason, **extra}
+
+
+def measure_flags(config: LedgerConfig) -> str:
+    return " ".join(f"--measure {n}=X" for n in campaign.table(config).measurements)
+
+
+class CampaignPreset(Preset):
+    name = "campaign"
+
+    def entry_paths(self, config: LedgerConfig) -> list[str]:
+        base = config.dir
+        return [
+            f"{base}/{campaign.CONTRACT}",
+            f"{base}/candidates/*.json",
+            f"{base}/benchmark/*.json",
+            f"{base}/mistakes/*.json",
+            f"{base}/{campaign.OWNER}",
+            f"{base}/{campaign.REPORT}",
+        ]
+
+    def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
+        return list(campaign.load(config, snap).problems)
+
+    def view_paths(self, config: LedgerConfig) -> list[str]:
+        return [f"{config.dir}/{n}" for n in (campaign.JSONL, campaign.CSV, campaign.MISTAKES)]
+
+    def render_view(self, config: LedgerConfig, snap: Snapshot, path: str) -> bytes | None:
+        rendered = campaign.render_views(campaign.load(config, snap))
+        return rendered.get(path[len(config.dir) + 1 :])
+
+    def init_writes(self, config: LedgerConfig, snap: Snapshot) -> dict[str, bytes | None]:
+        # Generated views exist, in step, from the start.
+        return campaign.view_writes(campaign.load(config, snap))
+
+    def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
+        from ledger.core.findings import Finding
+        from ledger.presets.campaign.rules import tolerance_widened
+
+        index = ctx.store.index_snapshot()
+        head = ctx.store.snapshot()
+        camp = campaign.load(ctx.config, index, ctx.store)
+        fix = "regenerate it with the git ledger verbs; do not edit generated views by hand"
+        found = [Finding("views-drift", line, fix) for line in campaign.view_drift(camp)]
+        widened = tolerance_widened(camp)
+        if widened is not None and ctx.config_file in staged:
+            found.append(widened)
+        contract = f"{ctx.dir}/{campaign.CONTRACT}"
+        if (
+            contract in staged
+            and head.read(contract) is not None
+            and index.read(contract) != head.read(contract)
+        ):
+            found.append(
+                Finding(
+                    "contract-frozen",
+                    f"{contract} is committed and fixed at setup",
+                    f"git restore --staged --worktree {contract}",
+                )
+            )
+        for prefix in ("candidates/", "benchmark/", campaign.OWNER, campaign.DELIVERED):
+            touched = [p for p in staged if p.startswith(f"{ctx.dir}/{prefix}")]
+            if touched:
+                found.append(
+                    Finding(
+                        "transition-only",
+                        f"{', '.join(touched[:3])} change only through the campaign verbs",
+                        f"git restore --staged --worktree {' '.join(touched[:3])}",
+                    )
+                )
+        code = [p for p in staged if not p.startswith(ctx.dir + "/")]
+        before = campaign.load(ctx.config, head)
+        if code and before.base() is not None and before.owner is None:
+            found.append(
+                Finding(
+                    "campaign-armed",
+                    "a candidate commit while the campaign is not armed",
+                    "git ledger arm",
+                )
+            )
+        return found
+
+    def hook_warnings(self, ctx: Context, staged: list[str]) -> list[str]:
+        code = [p for p in staged if not p.startswith(ctx.dir + "/") and p != ctx.config_file]
+        outside = campaign.out_of_scope(ctx.config, code)
+        if not outside:
+            return []
+        return [
+            f"[campaign-scope] {', '.join(outside[:5])} outside [campaign] scope "
+            "(finish will list this commit)"
+        ]
+
+    def history_rules(self) -> list[dict[str, str]]:
+        return [
+            {
+                "paths": "contract.md",
+                "changed_by": "contract",
+                "rule": "written once, then frozen",
+                "mode": "append",
+            },
+            {
+                "paths": "candidates/*.json",
+                "changed_by": "candidate",
+                "rule": "added, never edited",
+                "mode": "append",
+            },
+            {
+                "paths": "benchmark/*.json",
+                "changed_by": "benchmark-adjust",
+                "rule": "added only",
+                "mode": "append",
+            },
+            {
+                "paths": "mistakes/*.json",
+                "changed_by": "mistake",
+                "rule": "added only",
+                "mode": "append",
+            },
+            {"paths": "owner.json", "changed_by": "arm,finish", "rule": "arm and finish only"},
+            {"paths": "latest-report.md", "changed_by": "report,hand", "rule": "the report"},
+            {"paths": "delivered.json", "changed_by": "deliver", "rule": "the delivery"},
+            {"paths": "ledger.toml", "changed_by": "hand", "rule": "tolerance frozen at contract"},
+        ]
+
+    def headline(self, data: dict[str, Any]) -> str:
+        c = data.get("campaign")
+        if not isinstance(c, dict):
+            return super().headline(data)
+        state = (
+            "armed" + (f" by {c['owner']}" if c.get("owner") else "") if c["armed"] else "not armed"
+        )
+        return (
+            f"{c['candidates']} candidate(s) in benchmark epoch {c['epoch']}, "
+            f"{state}; contract {'committed' if c['contract'] else 'not written'}, "
+            f"head {str(c['head'])[:10] if c['head'] else '(none)'}"
+        )
+
+    def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        camp = self._load(ctx, state)
+        head = camp.head()
+        base = camp.base()
+        return {
+            "campaign": {
+                "contract": camp.contract is not None,
+                "epoch": camp.epoch,
+                "candidates": len(camp.candidates),
+                "base": base.commit if base else None,
+                "head": head.commit if head else None,
+                "armed": bool(camp.owner and camp.owner.get("armed")),
+                "owner": (camp.owner or {}).get("owner"),
+                "report_closed": campaign.report_is_closed(camp.report),
+                "adjustments": len(camp.epochs),
+                "mistakes": len(camp.mistakes),
+            }
+        }
+
+    def _load(self, ctx: Context, state: LedgerState) -> campaign.Campaign:
+        return campaign.load(ctx.config, ctx.store.snapshot(state.commit_id), ctx.store)
+
+    def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        camp = self._load(ctx, state)
+        cfg = campaign.table(ctx.config)
+        if camp.problems:
+            path, error = camp.problems[0]
+            return _action("fix-entry", f"$EDITOR {path}", f"{path} does not parse: {error}")
+        record = "git ledger candidate record --commit CANDIDATE"
+        measures = measure_flags(ctx.config)
+        if camp.contract is None:
+            return _action(
+                "contract",
+                f"$EDITOR {ctx.dir}/{campaign.CONTRACT} && git ledger contract",
+                "write what is measured and what may change; the contract is fixed once committed",
+            )
+        tolerance = rules_tolerance(camp)
+        if tolerance:
+            return _action("restore-tolerance", f"$EDITOR {ctx.config_file}", tolerance)
+        base = camp.base()
+        if base is None:
+            old_base = next((c for c in reversed(camp.candidates) if c.verdict == "base"), None)
+            commit = old_base.commit[:12] if old_base else "CANDIDATE"
+            why = (
+                "commit the base code (or take an existing commit), then measure it"
+                if old_base is None
+                else f"benchmark adjustment {camp.epoch} invalidated every number: "
+                "re-measure the base"
+            )
+            return _action(
+                "record-base",
+                f"git ledger candidate record --commit {commit} --verdict base {measures}",
+                why,
+            )
+        previous = camp.previous_head()
+        if previous is not None and not any(c.commit == previous.commit for c in camp.current()):
+            return _action(
+                "re-measure-head",
+                f"git ledger candidate record --commit {previous.commit[:12]} --verdict held "
+                f"--reason 're-measured after benchmark adjustment {camp.epoch}' {measures}",
+                f"the head {previous.commit[:10]} was measured before benchmark adjustment "
+                f"{camp.epoch}",
+            )
+        owner = camp.owner
+        if owner is None:
+            return _action("arm", "git ledger arm", "the contract and the base are on record")
+        head = camp.head()
+        bar = {
+            "metric": cfg.target_metric,
+            "direction": cfg.directions.get(cfg.target_metric, "higher"),
+            "head": head.number(cfg.target_metric) if head else None,
+            "noise_floor": cfg.noise_floor,
+            "correctness_tolerance": cfg.correctness_tolerance,
+        }
+        if not owner.get("armed") and camp.delivered is not None:
+            return _action(
+                "done",
+                "git ledger status",
+                "the campaign is finished and delivered",
+                done=True,
+            )
+        if not owner.get("armed"):
+            return _action(
+                "deliver",
+                "git ledger deliver --branch campaign/deliver",
+                "finish passed and the campaign is disarmed: deliver the promoted commits",
+            )
+        closed = campaign.report_is_closed(camp.report)
+        if closed and not campaign.unnamed_adjustments(camp):
+            return _action("finish", "git ledger finish", "the report is closed: check the loop")
+        if closed:
+            return _action(
+                "close",
+                "git ledger close --summary TEXT",
+                "the report does not name every benchmark adjustment",
+            )
+        alternatives = [
+            _action(
+                "close",
+                "git ledger close --summary TEXT",
+                "done trying: write the closed report from the entries",
+            ),
+            _action(
+                "benchmark-adjust",
+                "git ledger benchmark adjust --reason TEXT",
+                "the measuring script changed: every earlier number is invalidated",
+            ),
+            _action(
+                "mistake",
+                "git ledger mistake add TEXT --caught-by TEXT --should-have-caught TEXT",
+                "log a mistake and what should have caught it",
+            ),
+        ]
+        return _action(
+            "candidate",
+            f"{record} --verdict promoted|rejected|held --reason TEXT {measures}",
+            "commit a candidate's code, measure it, record its verdict (a promotion must "
+            f"improve or hold '{cfg.target_metric}' against the head)",
+            bar=bar,
+            alternatives=alternatives,
+        )
+
+    def report_section(self, ctx: Context) -> dict[str, Any]:
+        camp = campaign.load(ctx.config, ctx.store.snapshot())
+        return {
+            "candidates": [
+                {**c.summary(camp.epoch), "measurements": c.measurements} for c in camp.candidates
+            ],
+            "adjustments": camp.adjustments(),
+            "units": dict(campaign.table(ctx.config).units),
+        }
+
+
+def rules_tolerance(camp: campaign.Campaign) -> str | None:
+    from ledger.presets.campaign.rules import tolerance_widened
+
+    found = tolerance_widened(camp)
+    return found.line() if found else None
+
+
+PRESET = CampaignPreset()

@@ -1,0 +1,204 @@
+"""The campaign loop's rules: promotion, the frozen tolerance, what keeps ``finish`` open.
+
+Pure: a campaign (its entries, read once) goes in, findings come out.
+"""
+
+from __future__ import annotations
+
+from ledger.core.findings import Finding as Finding
+from ledger.presets.campaign.loop import Campaign, Candidate
+
+
+def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
+    """Why ``new`` may not be promoted: it must improve or hold the target against the
+    promoted head beyond the noise floor, stay within the correctness tolerance fixed
+    at setup, and say why it won when another candidate's gain was equal."""
+    from ledger.presets.campaign.loop import table
+
+    cfg = table(camp.config)
+    target = cfg.target_metric
+    head = camp.head()
+    found: list[Finding] = []
+    if head is None:
+        return [
+            Finding(
+                "promotion-needs-base",
+                "no base is recorded in this benchmark epoch",
+                "git ledger candidate record --verdict base ...",
+            )
+        ]
+    value, ref = new.number(target), head.number(target)
+    if value is None or ref is None:
+        found.append(
+            Finding(
+                "promotion-evidence",
+                f"'{target}' is N/A for {new.commit[:10]} or the head",
+                "measure the target metric, or record the candidate as held",
+            )
+        )
+    else:
+        sign = 1.0 if cfg.directions.get(target, "higher") == "higher" else -1.0
+        if (value - ref) * sign < -cfg.noise_floor:
+            found.append(
+                Finding(
+                    "promotion-evidence",
+                    f"'{target}' {value:g} is worse than the head {head.commit[:10]} ({ref:g}) beyond the "
+                    f"noise floor {cfg.noise_floor:g}",
+                    "record it as rejected with a reason",
+                )
+            )
+        for other in camp.current():
+            other_value = other.number(target)
+            if (
+                other.verdict in ("promoted", "held")
+                and other.commit != new.commit
+                and other_value is not None
+                and abs(other_value - value) <= cfg.noise_floor
+                and "invasive" not in new.notes.lower()
+            ):
+                found.append(
+                    Finding(
+                        "equal-gains",
+                        f"{other.commit[:10]} ({other.verdict}) has an equal '{target}' "
+                        f"({other_value:g} vs {value:g})",
+                        "say in --notes why the less invasive one won",
+                    )
+                )
+                break
+    correctness = new.number("correctness")
+    if "correctness" in cfg.measurements:
+        if correctness is None:
+            found.append(
+                Finding(
+                    "correctness",
+                    "correctness is N/A: a promotion needs it measured",
+                    "measure correctness",
+                )
+            )
+        elif abs(correctness) > cfg.correctness_tolerance:
+            found.append(
+                Finding(
+                    "correctness",
+                    f"correctness {correctness:g} exceeds the tolerance "
+                    f"{cfg.correctness_tolerance:g} fixed at setup",
+                    "fix the candidate; the tolerance stays",
+                )
+            )
+    return found
+
+
+def tolerance_widened(camp: Campaign) -> Finding | None:
+    """The tolerance in ledger.toml must equal the one it held when the contract was committed."""
+    from ledger.presets.campaign.loop import table
+
+    frozen = camp.setup_tolerance
+    if frozen is None:
+        return None
+    current = table(camp.config).correctness_tolerance
+    if current != frozen:
+        return Finding(
+            "tolerance-frozen",
+            f"[campaign] correctness_tolerance is {current:g} but it was {frozen:g} when the "
+            "contract was committed",
+            f"restore correctness_tolerance = {frozen:g} (widen-to-pass is not allowed)",
+        )
+    return None
+
+
+def finish_outstanding(camp: Campaign, required_present: dict[str, bool]) -> list[Finding]:
+    """Everything that keeps the campaign from being finished, each with its fix."""
+    from ledger.presets.campaign.loop import render_views, table
+
+    cfg = table(camp.config)
+    found: list[Finding] = []
+    if camp.contract is None:
+        found.append(Finding("contract", "the contract is not committed", "git ledger contract"))
+    base = camp.base()
+    if base is None:
+        fix = "git ledger candidate record --verdict base --commit SHA ..."
+        why = (
+            "no base is recorded"
+            if camp.epoch == 0
+            else f"no fresh base since benchmark adjustment {camp.epoch}"
+        )
+        found.append(Finding("base", why, fix))
+    for c in camp.candidates:
+        if c.verdict == "rejected" and not c.reason.strip():
+            found.append(
+                Finding(
+                    "rejection-reason",
+                    f"{c.path}: rejected without a reason",
+                    f"git ledger candidate record --commit {c.commit[:10]} --verdict rejected --reason ...",
+                )
+            )
+        for name in cfg.measurements:
+            value = c.measurements.get(name)
+            if value is None or (isinstance(value, str) and not value.startswith("N/A:")):
+                found.append(
+                    Finding(
+                        "measurement",
+                        f"{c.path}: '{name}' is neither a number nor explained",
+                        "record the candidate again with every measurement",
+                    )
+                )
+    rendered = render_views(camp)
+    for name, data in rendered.items():
+        if camp.views.get(name) != data:
+            found.append(
+                Finding(
+                    "views",
+                    f"{camp.config.dir}/{name} is out of step with the candidate files",
+                    "regenerate it: git ledger candidate record rewrites the views",
+                )
+            )
+    if camp.epoch > 0:
+        previous = camp.previous_head()
+        if previous is not None and not any(
+            c.commit == previous.commit and c.epoch == camp.epoch for c in camp.candidates
+        ):
+            found.append(
+                Finding(
+                    "stale-numbers",
+                    f"the head {previous.commit[:10]} was measured before benchmark adjustment "
+                    f"{camp.epoch}",
+                    f"git ledger candidate record --commit {previous.commit[:10]} --verdict held "
+                    "--reason re-measured ... (re-measured)",
+                )
+            )
+    for path, error in camp.problems:
+        found.append(Finding("entry-schema", f"{path}: {error}", f"fix or restore {path}"))
+    report = camp.report or ""
+    if not any(line.strip().lower() == "status: closed" for line in report.splitlines()):
+        found.append(
+            Finding(
+                "report",
+                f"{camp.config.dir}/latest-report.md has no line 'status: closed'",
+                "git ledger close --summary TEXT (or write it, end it with 'status: closed', "
+                "commit it)",
+            )
+        )
+    from ledger.presets.campaign.loop import unnamed_adjustments
+
+    missing = unnamed_adjustments(camp)
+    if missing:
+        found.append(
+            Finding(
+                "report-adjustments",
+                f"{camp.config.dir}/latest-report.md does not name benchmark adjustment(s) "
+                f"{', '.join(str(n) for n in missing)}",
+                "git ledger close --summary TEXT (or add a line 'adjustment N: ...')",
+            )
+        )
+    for path, present in sorted(required_present.items()):
+        if not present:
+            found.append(
+                Finding(
+                    "required-record",
+                    f"{path} is required by [campaign] required_records",
+                    f"add {path} and commit it",
+                )
+            )
+    tol = tolerance_widened(camp)
+    if tol is not None:
+        found.append(tol)
+    return found

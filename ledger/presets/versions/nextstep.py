@@ -1,0 +1,232 @@
+"""The single next action of the loop, from the repository alone.
+
+After a crash or a context reset, a person or an agent asks ``git ledger
+next`` and gets one action with the exact command; this module decides it
+from the ledger state (pure). The promise is that the command is never one the
+ledger would refuse: the verdict proposed is the one the statistics support, the
+gate and files are the parent's, and whatever only a person can supply is a
+placeholder in angle brackets (``<BET>``), listed in ``placeholders``. ``edit``
+lists files to change before running the command (code for a bet, a reflection's
+sections).
+
+What a tree cannot say (runs still running, a reflection written but not yet
+committed, whether the code of a version was committed, a matrix's cells on their
+branches) is added by :func:`ledger.cli.status.fresh_next` on every call.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger.core.state import LedgerState, Version
+from ledger.presets.versions import rules
+
+SEEDS = "1,2,3"
+
+
+@dataclass(frozen=True)
+class NextAction:
+    action: str
+    command: str
+    reason: str
+    step: str | None = None
+    placeholders: tuple[str, ...] = ()
+    edit: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "command": self.command,
+            "reason": self.reason,
+            "step": self.step,
+            "placeholders": list(self.placeholders),
+            "edit": list(self.edit),
+        }
+
+
+def quote(text: str) -> str:
+    return text if text.startswith("<") and text.endswith(">") else shlex.quote(text)
+
+
+def has_command(state: LedgerState, gate: str) -> bool:
+    cfg = state.config.gates.get(gate)
+    return bool((cfg is not None and cfg.command) or state.config.run.command)
+
+
+def measure(state: LedgerState, vid: str, gate: str, seeds: str = SEEDS) -> NextAction:
+    if has_command(state, gate):
+        return NextAction(
+            "measure",
+            f"git ledger run {vid} --gate {gate} --seeds {seeds}",
+            f"{vid} is registered and has no results on '{gate}' yet",
+            vid,
+        )
+    first = seeds.split(",")[0]
+    return NextAction(
+        "measure",
+        f"git ledger record {vid} --gate {gate} --seed {first} <RESULTS.json>",
+        f"{vid} has no results on '{gate}'; no command is configured for it "
+        "(set [run] command in ledger.toml to let 'git ledger run' measure)",
+        vid,
+        ("<RESULTS.json>",),
+    )
+
+
+def code_commit(state: LedgerState, version: Version) -> NextAction:
+    """What to do when a version has no code commit yet (used when git says so)."""
+    scope = version.front.subsystem or version.front.gate
+    files = version.front.files
+    bet = version.front.bet.rstrip(".")
+    subject = f"feat({scope}): {version.id} — {bet[:1].lower()}{bet[1:]}"
+    return NextAction(
+        "commit-code",
+        # The trailer is written out: the hook adds it too, but not every clone has hooks.
+        f"git add -- {' '.join(shlex.quote(f) for f in files)} && git commit -m "
+        f"{shlex.quote(subject)} -m {shlex.quote('Ledger-Step: ' + version.id)}",
+        f"{version.id} is registered; change {', '.join(files)} for its bet and commit it "
+        "(the commit carries its Ledger-Step), then measure it",
+        version.id,
+        (),
+        tuple(files),
+    )
+
+
+def supported_verdict(state: LedgerState, version: Version) -> str:
+    """The verdict the statistics support on the targeted gate (what conclude accepts)."""
+    from ledger.presets.versions.verdicts import contradiction, evidence
+
+    gates = evidence(state, version.id)
+    for verdict in ("confirmed", "refuted", "inconclusive"):
+        if not gates or contradiction(verdict, gates[0], version.front.effect) is None:
+            return verdict
+    return "inconclusive"
+
+
+def conclude(state: LedgerState, version: Version, have: int) -> NextAction:
+    verdict = supported_verdict(state, version)
+    return NextAction(
+        "conclude",
+        f"git ledger conclude {version.id} --verdict {verdict} --next '<NEXT>'",
+        f"{version.id} has {have} result(s) on '{version.front.gate}'; "
+        f"the statistics support '{verdict}'",
+        version.id,
+        ("<NEXT>",),
+    )
+
+
+def register(state: LedgerState) -> NextAction:
+    prefix = state.config.ledger.id_prefix
+    real = [v for v in state.versions if not v.front.matrix]
+    parent = real[-1] if real else None
+    winner = _last_matrix_winner(state)
+    if winner is not None and (
+        parent is None or state.version_key(winner.id) > state.version_key(parent.id)
+    ):
+        parent = winner
+    last = state.versions[-1].id if state.versions else None
+    number = state.version_key(last).number + 1 if last else 1
+    suggested = f"{prefix}{number}"
+    placeholders = ["<BET>", "<FALSIFIER>"]
+    gates = sorted(state.config.gates)
+    if parent is not None and parent.front.gate in state.config.gates:
+        gate = parent.front.gate
+    elif len(gates) == 1:
+        gate = gates[0]
+    else:
+        gate = "<GATE>"
+        placeholders.append(gate)
+    if parent is not None and parent.front.files:
+        files = ",".join(parent.front.files)
+    else:
+        files = "<FILES>"
+        placeholders.append(files)
+    cmd = (
+        f"git ledger register {suggested} --bet '<BET>' --gate {quote(gate)} "
+        f"--files {quote(files)} --falsifier '<FALSIFIER>'"
+    )
+    cite = rules.uncited_reflection(state)
+    if cite:
+        cmd += f" --cites {cite}"
+    reason = "no version yet" if last is None else f"{last} is concluded"
+    if gate == "<GATE>":
+        reason += f" (gates: {', '.join(gates) or 'none; add one to ledger.toml'})"
+    return NextAction(
+        "register",
+        cmd,
+        f"{reason}: pre-register the next bet before any code",
+        suggested,
+        tuple(placeholders),
+    )
+
+
+def _last_matrix_winner(state: LedgerState) -> Version | None:
+    for _, matrix in reversed(state.matrices):
+        if matrix.concluded and matrix.winner:
+            return state.version(f"{matrix.id}.{matrix.winner}")
+    return None
+
+
+def next_action(state: LedgerState) -> NextAction:
+    if state.problems:
+        path, error = state.problems[0]
+        return NextAction(
+            "fix-entry", "git ledger doctor", f"{path} does not parse: {error}", None, (), (path,)
+        )
+    opened = state.open_versions()
+    if opened:
+        version = opened[0]
+        gate = version.front.gate
+        have = state.results_for(version.id, gate)
+        if not have:
+            failed = [r for r in state.results_for(version.id, gate, ok_only=False)]
+            if failed:
+                seeds = ",".join(sorted({r.key for r in failed}))
+                action = measure(state, version.id, gate, seeds)
+                return NextAction(
+                    "fix-run",
+                    action.command,
+                    f"every run of {version.id} on '{gate}' failed (seeds {seeds}); "
+                    "read the run log, fix the evaluation, and run those seeds again",
+                    version.id,
+                    action.placeholders,
+                )
+            return measure(state, version.id, gate)
+        return conclude(state, version, len(have))
+    matrices = state.open_matrices()
+    if matrices:
+        matrix = matrices[0]
+        return NextAction(
+            "matrix",
+            f"git ledger matrix status {matrix.id}",
+            f"matrix {matrix.id} is open: measure each cell in its worktree, then conclude it",
+            matrix.id,
+        )
+    if state.phase is not None and state.phase.state == "parked":
+        return NextAction(
+            "resume-phase",
+            "git ledger phase resume",
+            "the loop is parked; resume once the criteria in CAMPAIGN_STATUS.md hold",
+        )
+    fired, incomplete = rules.reflection_pending(state)
+    if incomplete:
+        reflection = next(r for r in state.reflections if r.front.id == incomplete)
+        return NextAction(
+            "complete-reflection",
+            f"git ledger reflect {reflection.front.after} --commit",
+            f"{incomplete} has empty sections ({', '.join(reflection.missing)}); "
+            "fill them in, then commit it",
+            incomplete,
+            (),
+            (reflection.path,),
+        )
+    if fired:
+        after = state.concluded()[-1].id
+        return NextAction(
+            "reflect",
+            f"git ledger reflect {after}",
+            "triggers fired: " + "; ".join(f.message for f in fired),
+            f"REFLECTION_{after}",
+        )
+    return register(state)

@@ -1,0 +1,211 @@
+"""``git ledger triggers`` and ``git ledger reflect``: the loop stops itself when circling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ledger.core import output
+from ledger.core.context import Context, open_context
+from ledger.core.errors import BadInput, Refused
+from ledger.core.model.documents import Document
+from ledger.core.model.entries import ReflectionFront
+from ledger.core.model.ids import parse_version
+from ledger.core.resources import read_resource, render
+from ledger.core.state import LedgerState, parse_entry
+from ledger.core.store import Snapshot, Transition, write_atomic
+from ledger.presets.versions import rules
+
+
+def run_triggers(cwd: Path, as_json: bool) -> int:
+    ctx = open_context(cwd)
+    state = ctx.state()
+    fired = rules.triggers(state)
+    if as_json:
+        output.emit_json(
+            [
+                {"rule": f.rule, "message": f.message, "fix": f.fix, "evidence": f.evidence}
+                for f in fired
+            ]
+        )
+    else:
+        for finding in fired:
+            output.say(finding.line())
+        if not fired:
+            output.say("no trigger fires")
+    return 1 if fired else 0
+
+
+def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> int:
+    """Write REFLECTION_<after>.md (or, with --commit, commit a filled one)."""
+    ctx = open_context(cwd)
+    workdir = ctx.store.require_workdir()
+    state = ctx.state()
+    concluded = state.concluded()
+    if after is None:
+        if not concluded:
+            raise BadInput("nothing to reflect on: no version is concluded yet")
+        after = concluded[-1].id
+    parse_version(after, ctx.config.ledger.id_prefix)
+    if state.version(after) is None:
+        raise state.no_version(after)
+    rid = f"REFLECTION_{after}"
+    rel = f"{ctx.dir}/{rid}.md"
+    path = workdir / rel
+    if commit:
+        return _commit(ctx, rid, rel, path, as_json)
+    existing = state.reflection_for(after)
+    if existing is not None:
+        raise Refused(f"{rid} is already committed", f"edit {rel} and commit it")
+    if path.exists():
+        # Written already (a run that died before the commit): the same step again is
+        # not an error; what is left is to fill it in and commit it.
+        if as_json:
+            output.emit_json({"id": rid, "path": rel, "existing": True})
+        else:
+            output.say(f"{rel} is already written: fill it in, then commit it")
+        return 0
+    fired = [f.rule for f in rules.triggers(state)]
+    front = ReflectionFront(id=rid, after=after, triggers=fired)
+    body = render(
+        read_resource("templates", "reflection.md"),
+        id=rid,
+        after=after,
+        triggers=", ".join(fired) or "none",
+        **prefill(state),
+    )
+    write_atomic(path, Document(front=front.model_dump(mode="json"), body=body).render().encode())
+    if as_json:
+        output.emit_json({"id": rid, "path": rel, "triggers": fired})
+    else:
+        output.say(
+            f"wrote {rel}: fill in its six sections, then commit it "
+            f"(git commit, or git ledger reflect {after} --commit)"
+        )
+    return 0
+
+
+def _quote(lines: list[str]) -> str:
+    return "\n".join(f"> {line}" for line in lines) if lines else "> (nothing on record)"
+
+
+def prefill(state: LedgerState) -> dict[str, str]:
+    """What the ledger knows for each section, quoted (it does not count as an answer)."""
+    from ledger.core.markdown import fmt, signed
+    from ledger.presets.versions.baseline import eval_noise, standing_baseline
+
+    fired = rules.triggers(state)
+    bets = rules.units(state)
+    recent = bets[-10:]
+    remeasured = []
+    for r in state.results:
+        if not r.remeasured:
+            continue
+        gate_cfg = state.config.gates.get(r.data.gate)
+        if gate_cfg is None or gate_cfg.metric not in r.data.metrics:
+            continue
+        value = r.data.metrics[gate_cfg.metric]
+        original = [
+            o.data.metrics.get(gate_cfg.metric)
+            for o in state.results_for(r.data.version, r.data.gate)
+            if o.key == r.key
+        ]
+        was = next((x for x in original if x is not None), None)
+        delta = (
+            f", Δ {signed(value - was)} against the recorded {fmt(was)}" if was is not None else ""
+        )
+        remeasured.append(
+            f"{r.data.version} `{r.data.gate}` {r.key}: re-measured {fmt(value)}{delta} "
+            f"({r.data.provenance.remeasure})"
+        )
+    noise = [f.message for f in fired if f.rule == rules.EVAL_NOISE]
+    variance = []
+    for gate, cfg in sorted(state.config.gates.items()):
+        measured = eval_noise(state, gate)
+        if measured is not None:
+            # What the re-measurements feed: the evaluation's own σ, beside the verdicts'.
+            noise.append(
+                f"`{gate}`: eval noise σ {fmt(measured.sigma)} from {measured.pairs} "
+                f"re-measurement(s) of {', '.join(measured.versions)} (√(Σd²/2N), d = "
+                "re-measured − recorded)"
+            )
+        best = standing_baseline(state, gate)
+        if best is None:
+            continue
+        stat = next(
+            (
+                g
+                for v in reversed(state.versions)
+                if v.front.conclusion
+                for g in v.front.conclusion.gates
+                if g.gate == gate and g.sigma is not None
+            ),
+            None,
+        )
+        line = f"`{gate}`: best {best.id}"
+        if stat is not None:
+            line += (
+                f"; latest σ {fmt(stat.sigma)} ({stat.sigma_source}), n_eff {stat.n_eff:g}, "
+                f"threshold {fmt(stat.threshold)}, MDE {fmt(stat.mde)}"
+            )
+        elif cfg.noise_floor is not None:
+            line += f"; only the configured noise_floor {cfg.noise_floor:g}"
+        if measured is not None:
+            line += f"; eval noise σ {fmt(measured.sigma)} from {measured.pairs} re-measurement(s)"
+        variance.append(line)
+    subsystems = [
+        f"{u.id}: gate `{u.gate}`, subsystem {u.subsystem or '(none declared)'}, "
+        f"{'; '.join(v.verdict or 'open' for v in u.versions)}"
+        for u in recent
+    ]
+    revert = []
+    for gate in sorted(state.config.gates):
+        best = standing_baseline(state, gate)
+        if best is None:
+            continue
+        since = [u.id for u in bets if state.version_key(u.id) > state.version_key(best.id)]
+        revert.append(
+            f"`{gate}`: high-water {best.id}; {len(since)} bet(s) since"
+            + (f" ({', '.join(since[-6:])})" if since else "")
+        )
+    targeted = {u.gate for u in recent}
+    untouched = [
+        f"gate `{g}` was not targeted in the last {len(recent)} bets"
+        for g in sorted(state.config.gates)
+        if g not in targeted
+    ]
+    return {
+        "eval_stability": _quote(remeasured + noise),
+        "variance": _quote(variance),
+        "subsystems": _quote(subsystems),
+        "revert": _quote(revert),
+        "untouched": _quote(untouched),
+        "observability": _quote([f"[{f.rule}] {f.message}" for f in fired]),
+    }
+
+
+def _commit(ctx: Context, rid: str, rel: str, path: Path, as_json: bool) -> int:
+    if not path.is_file():
+        after = rid.removeprefix("REFLECTION_")
+        raise BadInput(f"{rel} does not exist", f"write it first: git ledger reflect {after}")
+    data = ctx.store.worktree_content(rel)  # what git would commit (autocrlf: LF)
+    from ledger.core.state import missing_from
+
+    words = parse_entry("reflection", data, rel)["words"]
+    missing = missing_from(words, ctx.config.triggers.reflection_min_words)
+    if missing:
+        raise Refused(
+            f"[reflection-incomplete] {rel} has empty sections: {', '.join(missing)}",
+            "fill every section; an incomplete reflection does not lift the block",
+        )
+
+    def build(snap: Snapshot) -> Transition:
+        return Transition(
+            kind="reflect", step=rid, subject=f"docs(ledger): {rid}", writes={rel: data}
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    if as_json:
+        output.emit_json({"id": rid, "commit": commit_id, "path": rel})
+    else:
+        output.say(f"committed {rel} ({commit_id[:10]})")
+    return 0

@@ -1,0 +1,332 @@
+"""``git ledger run``, ``wait`` and ``fields-diff``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledger.core import launch, output
+from ledger.core.context import Context, open_context
+from ledger.core.errors import BadInput
+from ledger.core.fieldsdiff import first_divergence
+from ledger.core.model.documents import load_json
+from ledger.core.model.ids import parse_version
+from ledger.presets.versions import runner
+from ledger.presets.versions.ingest import extract_metrics
+from ledger.presets.versions.register import split_list
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """``git ledger run``'s options, named once: the CLI builds this from what it parsed."""
+
+    step_id: str
+    gate: str | None = None
+    seeds: str | None = None
+    windows: str | None = None
+    replicates: int = 1
+    jobs: int = 1
+    detach: bool = False
+    out_dir: Path | None = None
+    replace: str | None = None
+    record_finished: bool = False
+    remeasure: str | None = None
+    as_json: bool = False
+
+
+def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
+    """Run (or, with ``--detach``, start) the gate's command per seed.
+
+    ``rerun`` is the command line ``run`` was given, as typed, less ``--detach``:
+    what a detached worker runs, so every option reaches it.
+    """
+    vid, gate, replicates, as_json, remeasure = (
+        options.step_id,
+        options.gate,
+        options.replicates,
+        options.as_json,
+        options.remeasure,
+    )
+    ctx = open_context(cwd)
+    parse_version(vid, ctx.config.ledger.id_prefix)
+    state = ctx.state()
+    version = state.version(vid)
+    if version is None:
+        raise state.no_version(vid, "register it first")
+    if options.record_finished:
+        return _record_finished(ctx, vid, as_json)
+    if gate is None:
+        raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
+    seeds = split_list(options.seeds)
+    specs = runner.plan(
+        ctx,
+        vid,
+        gate,
+        seeds,
+        split_list(options.windows),
+        replicates,
+        options.out_dir,
+        options.replace,
+        remeasure=options.remeasure,
+    )
+    if options.detach:
+        return _detach(ctx, vid, gate, seeds, list(rerun), as_json)
+    jobs = options.jobs
+    for spec in specs:
+        if not as_json:
+            output.say(f"{spec.label}: log {spec.log}")
+    outcomes = _execute_with_progress(ctx, specs, jobs, quiet=as_json)
+    determinism = None
+    if replicates > 1:
+        determinism = determinism_report(
+            outcomes,
+            lambda data: _mapped(ctx, gate, data),
+            frozenset(ctx.config.run.volatile_fields),
+        )
+        slot = specs[0].measurement.replicate if remeasure is not None else None
+        runner.store_determinism(ctx, vid, gate, determinism, remeasure=remeasure, slot=slot)
+    failed = [o for o in outcomes if o.failed]
+    if as_json:
+        output.emit_json(
+            {
+                "runs": [
+                    {
+                        "label": o.spec.label,
+                        "exit_code": o.exit_code,
+                        "recorded": o.recorded,
+                        "failed": o.failed,
+                        "reason": o.reason,
+                        "seconds": round(o.seconds, 3),
+                        "log": str(o.spec.log),
+                    }
+                    for o in outcomes
+                ],
+                "determinism": determinism,
+            }
+        )
+    else:
+        for outcome in outcomes:
+            verb = "FAILED" if outcome.failed else "recorded"
+            output.say(
+                f"{verb}: {outcome.spec.label} -> {outcome.recorded}"
+                + (f" ({outcome.reason}; log {outcome.spec.log})" if outcome.failed else "")
+            )
+        if determinism is not None:
+            print_determinism(determinism)
+    if determinism is not None and not determinism["pass"]:
+        return 1
+    return 1 if failed else 0
+
+
+def _record_finished(ctx: Context, vid: str, as_json: bool) -> int:
+    """Record the runs of ``vid`` that finished under a ``run`` killed before its commit."""
+    outcomes = runner.record_finished(ctx, vid)
+    if as_json:
+        output.emit_json(
+            {
+                "recorded": [
+                    {"label": o.spec.label, "path": o.recorded, "failed": o.failed}
+                    for o in outcomes
+                ]
+            }
+        )
+    elif not outcomes:
+        output.say(f"no finished runs of {vid} are waiting to be recorded")
+    else:
+        for o in outcomes:
+            output.say(
+                f"{'FAILED' if o.failed else 'recorded'}: {o.spec.label} -> {o.recorded}"
+                + (f" ({o.reason})" if o.failed else "")
+            )
+    return 0
+
+
+def _execute_with_progress(
+    ctx: Context, specs: list[runner.RunSpec], jobs: int, quiet: bool
+) -> list[runner.Outcome]:
+    if quiet or not output.is_tty():
+        return runner.execute(ctx, specs, jobs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[bold]runs"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.description}"),
+    ) as progress:
+        task = progress.add_task("", total=len(specs))
+
+        def notify(event: str, spec: runner.RunSpec, outcome: runner.Outcome | None) -> None:
+            if event == "start":
+                progress.update(task, description=f"running {spec.label}")
+            else:
+                progress.advance(task)
+
+        return runner.execute(ctx, specs, jobs, notify)
+
+
+def determinism_report(
+    outcomes: list[runner.Outcome],
+    metrics_of: Callable[[Any], dict[str, float]],
+    volatile: frozenset[str],
+) -> dict[str, Any]:
+    """Per seed: do the replicates agree? Spread per mapped metric, first divergent field.
+
+    Volatile fields ([run] volatile_fields, e.g. a wall time) never make a FAIL.
+    """
+    groups: dict[str, list[runner.Outcome]] = {}
+    for o in outcomes:
+        m = o.spec.measurement
+        groups.setdefault(str(m.seed if m.seed is not None else m.window), []).append(o)
+    seeds = []
+    all_pass = True
+    for key, group in sorted(groups.items()):
+        ok = [o for o in group if not o.failed]
+        datas = [json.loads(o.spec.out.read_text()) for o in ok]
+        recorded = [metrics_of(d) for d in datas]
+        spread: dict[str, float] = {}
+        for metric in sorted({k for r in recorded for k in r}):
+            values = [r[metric] for r in recorded if metric in r]
+            spread[metric] = max(values) - min(values)
+        divergence = None
+        for other in datas[1:]:
+            found = first_divergence(datas[0], other, ignore=volatile)
+            if found:
+                divergence = found.describe()
+                break
+        passed = len(ok) == len(group) and divergence is None
+        all_pass = all_pass and passed
+        seeds.append(
+            {
+                "seed": key,
+                "replicates": len(group),
+                "pass": passed,
+                "spread": spread,
+                "first_divergence": divergence,
+            }
+        )
+    return {"pass": all_pass, "seeds": seeds}
+
+
+def _mapped(ctx: Context, gate: str, data: Any) -> dict[str, float]:
+    """The metrics the ledger records from ``data`` (the gate's JSON paths)."""
+    try:
+        return extract_metrics(ctx.config, gate, data, "results")
+    except BadInput:
+        return {}
+
+
+def print_determinism(report: dict[str, Any]) -> None:
+    output.say(f"DETERMINISM: {'PASS' if report['pass'] else 'FAIL'}")
+    for item in report["seeds"]:
+        spread = ", ".join(f"{k} spread {v:.6g}" for k, v in item["spread"].items()) or "no metrics"
+        line = f"  seed {item['seed']}: {'PASS' if item['pass'] else 'FAIL'} ({spread})"
+        if item["first_divergence"]:
+            line += f"; first divergent field {item['first_divergence']}"
+        output.say(line)
+
+
+def _detach(
+    ctx: Context, vid: str, gate: str, seeds: list[str], args: list[str], as_json: bool
+) -> int:
+    """Start the same run in a background worker and return at once.
+
+    The worker gets the same command line without ``--detach``, in the same
+    directory, so a relative ``--out-dir`` or any option added later means
+    there what it means here.
+    """
+    # The installed program, isolated: ``python -m ledger`` would import a
+    # ledger/ package from the repository.
+    args = launch.argv("run", *args, *([] if "--json" in args else ["--json"]))
+    records = runner.RunRecords(ctx)
+    records.dir.mkdir(parents=True, exist_ok=True)
+    name = f"batch-{os.getpid()}-{int(time.time() * 1000)}"
+    log = records.dir / f"{name}.log"
+    with open(log, "wb") as handle:
+        proc = subprocess.Popen(
+            args,
+            cwd=Path.cwd(),
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    records.write(
+        name,
+        {
+            "pid": proc.pid,
+            "argv": args,
+            "step": vid,
+            "gate": gate,
+            "seeds": seeds,
+            "label": f"{vid} {gate} (detached)",
+            "log": str(log),
+            "batch": True,
+            "started": time.time(),
+        },
+    )
+    if as_json:
+        output.emit_json({"detached": True, "pid": proc.pid, "log": str(log)})
+    else:
+        output.say(f"running in the background (pid {proc.pid}); log {log}")
+        output.say("see 'git ledger status', or block with 'git ledger wait'")
+    return 0
+
+
+def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
+    """Block until every run the ledger recorded has ended."""
+    ctx = open_context(cwd)
+    records = runner.RunRecords(ctx)
+    deadline = time.monotonic() + timeout if timeout else math.inf
+    while True:
+        live = [r for r in records.all() if runner.alive(r)]
+        for r in records.all():
+            if r.get("batch") and not runner.alive(r):
+                Path(str(r["file"])).unlink(missing_ok=True)
+        if not live:
+            break
+        if time.monotonic() > deadline:
+            if as_json:
+                output.emit_json({"done": False, "running": [str(r.get("label")) for r in live]})
+            else:
+                output.say(f"still running: {', '.join(str(r.get('label')) for r in live)}")
+            return 1
+        time.sleep(0.2)
+    state = ctx.state()
+    failed = [r.path for r in state.results if r.status == "failed"]
+    if as_json:
+        output.emit_json({"done": True, "failed": failed})
+    else:
+        output.say(
+            "all runs have ended" + (f"; failed runs on record: {len(failed)}" if failed else "")
+        )
+    return 0
+
+
+def fields_diff(a: Path, b: Path, as_json: bool, key: tuple[str, ...] = ()) -> int:
+    datas = []
+    for path in (a, b):
+        if not path.is_file():
+            raise BadInput(f"no such file: {path}")
+        datas.append(load_json(path.read_bytes(), str(path), max_bytes=64 << 20))
+    found = first_divergence(datas[0], datas[1], key=key)
+    if as_json:
+        output.emit_json(
+            {
+                "identical": found is None,
+                "first_divergence": None
+                if found is None
+                else {"path": found.path, "a": repr(found.left), "b": repr(found.right)},
+            }
+        )
+    else:
+        output.say("identical" if found is None else f"first divergent field {found.describe()}")
+    return 0 if found is None else 1

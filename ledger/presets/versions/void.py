@@ -1,0 +1,79 @@
+"""``git ledger void ID --reason TEXT``: close a version whose results can no longer count.
+
+A version found tampered (see ``git ledger verify``), or measured under a wrong
+setup, would otherwise wedge the loop: ``conclude`` refuses it forever. Void
+closes it: its results never count, its id is never reused, and it shows in
+status, log and reports forever; the loop goes on with the next id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from ledger.core import output
+from ledger.core.context import open_context
+from ledger.core.errors import BadInput, Refused
+from ledger.core.model.documents import decode_text, parse_document
+from ledger.core.model.ids import parse_version
+from ledger.core.state import Version
+from ledger.core.store import Snapshot, Transition
+from ledger.presets.versions.views import readme_update
+
+
+def one_line(value: str | None, option: str) -> str:
+    """A value that goes into a subject or a trailer: present and one line."""
+    text = (value or "").strip()
+    if not text:
+        raise BadInput(f"{option} is empty", f"say why: {option} TEXT")
+    if "\n" in text or "\r" in text:
+        raise BadInput(
+            f"{option} must be one line (it goes into the commit's subject or trailers)",
+            "put longer text in the entry file",
+        )
+    return text
+
+
+def run(cwd: Path, vid: str, reason: str, as_json: bool) -> int:
+    ctx = open_context(cwd)
+    parsed = parse_version(vid, ctx.config.ledger.id_prefix)
+    if parsed.cell:
+        raise BadInput(f"{vid} is a matrix cell", "conclude its matrix with --none instead")
+    reason = one_line(reason, "--reason")
+
+    def build(snap: Snapshot) -> Transition:
+        state = ctx.state(snap)
+        version = state.version(vid)
+        if version is None:
+            raise state.no_version(vid)
+        if version.front.void:
+            raise Refused(f"{vid} is already void ({version.front.void})")
+        path = version.path
+        doc = parse_document(decode_text(snap.read(path) or b"", path), path)
+        front = {**doc.front, "void": reason}
+        note = f"\n> **Void**: {reason} (`git ledger void`); its results never count.\n"
+        writes: dict[str, bytes | None] = {
+            path: doc.replace(front=front, body=doc.body.rstrip("\n") + "\n" + note)
+            .render()
+            .encode()
+        }
+        closed = Version(
+            version.front.model_copy(update={"void": reason}), path, version.hypothesis
+        )
+        after = replace(state, versions=[closed if v.id == vid else v for v in state.versions])
+        writes.update(readme_update(snap, after))
+        return Transition(
+            kind="void",
+            step=vid,
+            subject=f"docs(ledger): {vid} void",
+            writes=writes,
+            trailers=(("Ledger-Reason", reason),),
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    if as_json:
+        output.emit_json({"id": vid, "commit": commit_id, "void": reason})
+    else:
+        output.say(f"{vid} is void ({commit_id[:10]}): {reason}")
+        output.say("next: register the next version (this id is never reused)")
+    return 0
