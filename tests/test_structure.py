@@ -32,7 +32,6 @@ OVERSIZE = {
     "ledger/core/verify.py": 1190,
     "ledger/core/store.py": 1011,
     "ledger/presets/versions/runner.py": 598,
-    "ledger/presets/batches/commands.py": 504,
 }
 
 
