@@ -1,4 +1,4 @@
-"""scipy's answers remembered across processes (ledger.core.stats._Answers).
+"""scipy's answers remembered across processes (ledger.core.distributions._Answers).
 
 The property: a process that asks a question an earlier process answered gets
 the very same double without importing scipy; a file that is corrupt, or was
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.core import stats
+from ledger.core import distributions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,8 +42,8 @@ def ask(path: Path) -> dict[str, object]:
 
 def scipy_answers() -> list[float]:
     """The same questions asked of scipy directly, past both caches."""
-    nc = stats._power_nc.__wrapped__.__wrapped__  # type: ignore[attr-defined]
-    tq = stats.t_quantile.__wrapped__.__wrapped__  # type: ignore[attr-defined]
+    nc = distributions.power_nc.__wrapped__.__wrapped__  # type: ignore[attr-defined]
+    tq = distributions.t_quantile.__wrapped__.__wrapped__  # type: ignore[attr-defined]
     answers = [nc(2.0, None, 0.8)]
     for df in (2.0, 4.0):
         k = max(2.0, tq(0.975, df))
@@ -65,8 +65,8 @@ def test_a_second_process_gets_the_same_answers_without_scipy(tmp_path: Path) ->
     "text",
     [
         "{not json",
-        json.dumps({"key": "another program", "answers": {"_power_nc(2.0, None, 0.8)": 42.0}}),
-        json.dumps({"answers": {"_power_nc(2.0, None, 0.8)": 42.0}}),
+        json.dumps({"key": "another program", "answers": {"power_nc(2.0, None, 0.8)": 42.0}}),
+        json.dumps({"answers": {"power_nc(2.0, None, 0.8)": 42.0}}),
         json.dumps([1, 2]),
     ],
     ids=["corrupt", "foreign-key", "no-key", "not-a-table"],
@@ -86,7 +86,7 @@ def test_a_wrong_answer_under_the_right_key_is_what_a_cache_would_give(tmp_path:
     path = tmp_path / "stats.json"
     ask(path)
     data = json.loads(path.read_text())
-    data["answers"]["_power_nc(2.0, None, 0.8)"] = 42.0
+    data["answers"]["power_nc(2.0, None, 0.8)"] = 42.0
     path.write_text(json.dumps(data))
     assert ask(path)["answers"][0] == 42.0  # type: ignore[index]
 

@@ -31,11 +31,7 @@ OVERSIZE = {
     "ledger/cli/app.py": 1170,
     "ledger/core/verify.py": 1190,
     "ledger/core/store.py": 1011,
-    "ledger/presets/versions/matrix.py": 659,
-    "ledger/core/stats.py": 602,
     "ledger/presets/versions/runner.py": 598,
-    "ledger/presets/campaign/commands.py": 509,
-    "ledger/presets/batches/commands.py": 504,
 }
 
 

@@ -1,9 +1,10 @@
 """Honest statistics: noise floor, thresholds, effective N, MDE, walk-forward bars.
 
 Every function returns the numbers *and* where they came from, because a
-verdict must state n, the noise floor, the threshold and why. scipy is
-imported lazily (a hook with no ledger work must not pay for it), and no
-distribution is hand-written.
+verdict must state n, the noise floor, the threshold and why. Everything here
+is plain arithmetic; the few quantiles only a distribution can give are asked
+of scipy in :mod:`ledger.core.distributions`, which imports it lazily and
+remembers its answers, and no distribution is hand-written.
 
 Comparisons are paired whenever the baseline and the version share seeds or
 windows: the SE then comes from the per-pair differences with Student-t at
@@ -15,17 +16,15 @@ independent: SE, degrees of freedom and the MDE all use the effective N.
 
 from __future__ import annotations
 
-import functools
-import json
 import math
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
-from functools import lru_cache
-from importlib.util import find_spec
-from pathlib import Path
-from typing import Any
+
+# What the comparisons ask of scipy, answered once and remembered across processes;
+# ``remember_answers`` is named here too for the callers that point the memo at a repository.
+from ledger.core.distributions import power_nc, t_quantile, z_quantile
+from ledger.core.distributions import remember_answers as remember_answers
 
 # A value whose square overflows a double cannot be summarised; ingest refuses
 # anything larger in magnitude, and sample() scales before squaring anyway.
@@ -64,113 +63,6 @@ def rms(values: Sequence[float]) -> float:
     return math.sqrt(math.fsum((v / scale) ** 2 for v in values) / len(values)) * scale
 
 
-class _Answers:
-    """scipy's answers remembered across processes: a verb must not import scipy to ask again.
-
-    A gate's thresholds and MDEs take a handful of distinct (quantile, df, power)
-    questions, and importing scipy.stats and scipy.integrate to answer them costs
-    about a second, more than everything else a ``register`` or ``conclude`` does.
-    The answers are kept in the repository's cache directory, keyed by this
-    program's code and by the installed scipy (its version file's size and
-    modification time, read without importing it), so a new scipy or a new
-    formula asks again. Derived data: a missing, corrupt or foreign file is
-    ignored, and one that cannot be written only costs speed. Floats go through
-    JSON by their shortest repr, which reads back to the same double.
-    """
-
-    def __init__(self) -> None:
-        self.path: Path | None = None
-        self.loaded: dict[str, float] | None = None
-
-    def use(self, path: Path) -> None:
-        if path != self.path:
-            self.path, self.loaded = path, None
-
-    @staticmethod
-    def _key() -> str:
-        from ledger.core.codeid import code_id
-
-        spec = find_spec("scipy")
-        origin = spec.origin if spec is not None else None
-        try:
-            info = os.stat(os.path.join(os.path.dirname(origin), "version.py")) if origin else None
-        except OSError:
-            info = None
-        scipy = f"{info.st_size}:{info.st_mtime_ns}" if info is not None else "-"
-        return f"{code_id()}/{scipy}"
-
-    def _read(self) -> dict[str, float]:
-        if self.loaded is None:
-            self.loaded = {}
-            if self.path is not None:
-                try:
-                    raw = json.loads(self.path.read_text())
-                except (OSError, ValueError):
-                    raw = None
-                if isinstance(raw, dict) and raw.get("key") == self._key():
-                    answers = raw.get("answers")
-                    if isinstance(answers, dict):
-                        self.loaded = {k: v for k, v in answers.items() if isinstance(v, float)}
-        return self.loaded
-
-    def get(self, question: str) -> float | None:
-        return self._read().get(question)
-
-    def put(self, question: str, answer: float) -> None:
-        answers = self._read()
-        answers[question] = answer
-        if self.path is None:
-            return
-        from ledger.core.repobase import write_atomic
-
-        text = json.dumps({"key": self._key(), "answers": answers}, sort_keys=True)
-        try:
-            write_atomic(self.path, text, durable=False)
-        except OSError:
-            return  # a cache that cannot be written only costs speed
-
-
-_ANSWERS = _Answers()
-
-
-def remember_answers(path: Path) -> None:
-    """Keep scipy's answers in ``path`` (the repository's cache) from now on in this process."""
-    _ANSWERS.use(path)
-
-
-def _remembered(fn: Callable[..., float]) -> Callable[..., float]:
-    """``fn``'s answers kept across processes (see :class:`_Answers`); args must be plain."""
-
-    @functools.wraps(fn)
-    def ask(*args: Any) -> float:
-        question = f"{fn.__name__}{args!r}"
-        known = _ANSWERS.get(question)
-        if known is not None:
-            return known
-        answer = float(fn(*args))
-        if math.isfinite(answer):
-            _ANSWERS.put(question, answer)
-        return answer
-
-    return ask
-
-
-@lru_cache(maxsize=1024)
-@_remembered
-def t_quantile(p: float, df: float) -> float:
-    from scipy import stats
-
-    return float(stats.t.ppf(p, df))
-
-
-@lru_cache(maxsize=1024)
-@_remembered
-def z_quantile(p: float) -> float:
-    from scipy import stats
-
-    return float(stats.norm.ppf(p))
-
-
 def critical_k(
     df: float | None, *, sigma_k: float, alpha: float, small_n: int
 ) -> tuple[float, str]:
@@ -185,44 +77,16 @@ def critical_k(
     return sigma_k, f"sigma_k={sigma_k:g} × SE"
 
 
-@lru_cache(maxsize=1024)
-@_remembered
-def _power_nc(k: float, df: float | None, power: float) -> float:
-    """Noncentrality at which the rule "Δ/SE > k" confirms with probability ``power``.
-
-    σ known (df None): Δ/SE is normal. σ estimated with df degrees of freedom:
-    Δ/SE is noncentral t, and the SE a reader plugs the MDE into is itself an
-    estimate, so the power is averaged over σ's sampling distribution (assurance:
-    s/σ ~ sqrt(χ²_df/df)). An MDE read off one sample then holds on average
-    instead of only when that sample happened to show the true σ.
-    """
-    from scipy import integrate, optimize, stats
-
-    if df is None:
-        return float(optimize.brentq(lambda nc: float(stats.norm.sf(k - nc)) - power, 0.0, k + 40))
-
-    def assurance(nc: float) -> float:
-        def integrand(x: float) -> float:
-            return float(stats.nct.sf(k, df, nc * math.sqrt(x / df)) * stats.chi2.pdf(x, df))
-
-        return float(integrate.quad(integrand, 0.0, math.inf, limit=200)[0]) - power
-
-    hi = k + 10.0
-    while assurance(hi) < 0 and hi < 1e6:
-        hi *= 2
-    return float(optimize.brentq(assurance, 0.0, hi, xtol=1e-6))
-
-
 def mde_for_se(
     se: float, df: float | None, *, sigma_k: float, alpha: float, power: float, small_n: int
 ) -> float:
     """Smallest true Δ the verdict's own rule confirms with probability ``power``.
 
     The Δ/SE statistic is noncentral t at ``df`` (normal when σ is a configured
-    floor), the critical value is critical_k(); see _power_nc for the σ estimate.
+    floor), the critical value is critical_k(); see power_nc for the σ estimate.
     """
     k, _ = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
-    return _power_nc(k, None if df is None else round(df, 3), power) * se
+    return power_nc(k, None if df is None else round(df, 3), power) * se
 
 
 def mde(

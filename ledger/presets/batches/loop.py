@@ -92,12 +92,13 @@ _TOPIC = re.compile(r"/topics/batch-(\d+)/([^/]+)\.json$")
 
 def load(config: LedgerConfig, snap: Snapshot) -> Batches:
     """The loop at ``snap``; every entry parsed by its typed model, problems listed."""
-    from ledger.core.model.loops import (
+    # pydantic loads only when a command reads the loop's entries.
+    from ledger.core.model.loops import parse_entry
+    from ledger.presets.batches.models import (
         BatchGateEntry,
         RevisionEntry,
         TopicEntry,
         WeightsMeta,
-        parse_entry,
     )
 
     base = config.dir

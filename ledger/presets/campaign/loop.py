@@ -186,14 +186,15 @@ def _problem(exc: Exception) -> str:
 def load(config: LedgerConfig, snap: Snapshot, store: Store | None = None) -> Campaign:
     """The campaign at ``snap``; with ``store``, also the tolerance fixed at setup.
 
-    Every entry is parsed by its typed model (:mod:`ledger.core.model.loops`); one that
-    does not parse is listed in ``problems``, never dropped silently."""
-    from ledger.core.model.loops import (
+    Every entry is parsed by its typed model (:mod:`ledger.presets.campaign.models`); one
+    that does not parse is listed in ``problems``, never dropped silently."""
+    # pydantic loads only when a command reads the campaign's entries.
+    from ledger.core.model.loops import parse_entry
+    from ledger.presets.campaign.models import (
         AdjustmentEntry,
         CandidateEntry,
         MistakeEntry,
         OwnerEntry,
-        parse_entry,
     )
 
     base = config.dir

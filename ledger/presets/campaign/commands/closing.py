@@ -1,0 +1,126 @@
+"""``git ledger finish`` and ``close``: what is still outstanding, and the closed report.
+
+``finish`` lists every outstanding item (and candidate commits outside
+``[campaign] scope``) and disarms the campaign once none is left; ``close``
+writes the report from the entries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ledger.core import gitcli, output
+from ledger.core.context import Context
+from ledger.core.errors import BadInput, Refused
+from ledger.core.model.documents import dump_json
+from ledger.core.store import Snapshot, Transition
+from ledger.presets.campaign import loop as campaign
+from ledger.presets.campaign import rules
+from ledger.presets.campaign.commands.common import open_campaign, say
+from ledger.presets.campaign.loop import Campaign
+
+
+def close(cwd: Path, summary: str, as_json: bool) -> int:
+    """Write latest-report.md from the entries, with ``status: closed``."""
+    ctx = open_campaign(cwd)
+    if not summary.strip():
+        raise BadInput("--summary is empty", "say in a sentence what the campaign achieved")
+
+    def build(snap: Snapshot) -> Transition:
+        camp = campaign.load(ctx.config, snap)
+        if camp.base() is None:
+            raise Refused(
+                "no base is recorded in this benchmark epoch",
+                "git ledger candidate record --commit SHA --verdict base --measure ...",
+            )
+        return Transition(
+            kind="report",
+            step="report",
+            subject="docs(campaign): the closed report",
+            writes={f"{ctx.dir}/{campaign.REPORT}": campaign.report_text(camp, summary).encode()},
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    say(
+        as_json,
+        {"commit": commit_id, "path": f"{ctx.dir}/{campaign.REPORT}"},
+        f"wrote {ctx.dir}/{campaign.REPORT} (status: closed) ({commit_id[:10]})",
+    )
+    return 0
+
+
+def outstanding_items(ctx: Context, camp: Campaign) -> list[rules.Finding]:
+    snap = ctx.store.snapshot()
+    required = {
+        f"{ctx.dir}/{p}": snap.read(f"{ctx.dir}/{p}") is not None
+        for p in campaign.table(ctx.config).required_records
+    }
+    return rules.finish_outstanding(camp, required)
+
+
+def changed_paths(workdir: Path, sha: str) -> list[str]:
+    out = gitcli.output(
+        ["diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--root", sha], workdir
+    )
+    return [p for p in out.split("\0") if p]
+
+
+def out_of_scope(ctx: Context, camp: Campaign) -> list[dict[str, Any]]:
+    """Candidate commits touching files outside ``[campaign] scope``."""
+    if not campaign.table(ctx.config).scope:
+        return []
+    workdir = ctx.store.require_workdir()
+    found: list[dict[str, Any]] = []
+    for sha in dict.fromkeys(c.commit for c in camp.candidates if c.verdict != "base"):
+        outside = campaign.out_of_scope(ctx.config, changed_paths(workdir, sha))
+        if outside:
+            found.append({"commit": sha, "paths": outside})
+    return found
+
+
+def finish(cwd: Path, as_json: bool) -> int:
+    ctx = open_campaign(cwd)
+    camp = campaign.load(ctx.config, ctx.store.snapshot(), ctx.store)
+    outstanding = outstanding_items(ctx, camp)
+    scope = out_of_scope(ctx, camp)
+    if not as_json:
+        for item in scope:
+            output.say(
+                f"out of scope: {str(item['commit'])[:10]} changed {', '.join(item['paths'])} "
+                "(outside [campaign] scope)"
+            )
+    if outstanding:
+        if as_json:
+            output.emit_json(
+                {
+                    "finished": False,
+                    "outstanding": [
+                        {"rule": f.rule, "message": f.message, "fix": f.fix} for f in outstanding
+                    ],
+                    "out_of_scope": scope,
+                }
+            )
+        else:
+            for finding in outstanding:
+                output.say(f"outstanding: {finding.line()}")
+        return 1
+    disarmed = None
+    if camp.owner and camp.owner.get("armed"):
+        data = dump_json({**camp.owner, "armed": False}).encode()
+
+        def build(snap: Snapshot) -> Transition:
+            return Transition(
+                kind="finish",
+                step="finish",
+                subject="chore(campaign): finished and disarmed",
+                writes={f"{ctx.dir}/{campaign.OWNER}": data},
+            )
+
+        disarmed, _ = ctx.store.transact(build)
+    say(
+        as_json,
+        {"finished": True, "outstanding": [], "disarmed": disarmed, "out_of_scope": scope},
+        "finish: every item is resolved" + ("; campaign disarmed" if disarmed else ""),
+    )
+    return 0

@@ -1,0 +1,135 @@
+"""``git ledger deliver``: one clean branch with what the campaign kept.
+
+Built from committed files only, in a temporary worktree that is removed;
+refused while ``finish`` has outstanding items.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ledger.core import gitcli
+from ledger.core.context import Context
+from ledger.core.errors import BadInput, Refused
+from ledger.core.model.documents import dump_json
+from ledger.core.repobase import write_atomic
+from ledger.core.store import Snapshot, Transition
+from ledger.presets.campaign import loop as campaign
+from ledger.presets.campaign.commands.closing import outstanding_items
+from ledger.presets.campaign.commands.common import is_transition, open_campaign, say
+
+
+def benchmark_commits(ctx: Context, base: str) -> list[str]:
+    """Commits after the base that changed the measuring script, oldest first."""
+    script = campaign.table(ctx.config).benchmark_script
+    if not script:
+        return []
+    out = gitcli.output(
+        ["rev-list", "--reverse", f"{base}..HEAD", "--", script], ctx.store.require_workdir()
+    )
+    return [sha for sha in out.split() if not is_transition(ctx, sha)]
+
+
+def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
+    """One clean branch from the base commit: the kept promoted commits and the commits
+    that changed the benchmark script, in history order, then the closed report and the
+    records. Built from committed files only, in a temporary worktree that is removed."""
+    ctx = open_campaign(cwd)
+    snap = ctx.store.snapshot()
+    camp = campaign.load(ctx.config, snap, ctx.store)
+    outstanding = outstanding_items(ctx, camp)
+    if outstanding:
+        raise Refused(
+            f"finish does not pass ({len(outstanding)} outstanding; first: {outstanding[0].line()})",
+            "git ledger finish",
+        )
+    base = camp.base()
+    if base is None:
+        raise Refused("no base recorded")
+    name = branch or "campaign/deliver"
+    from ledger.core.model.ids import check_safe
+
+    for part in name.split("/"):
+        check_safe(part, "branch name")
+    workdir = ctx.store.require_workdir()
+    if (
+        gitcli.run(
+            ["rev-parse", "-q", "--verify", f"refs/heads/{name}"], workdir, check=False
+        ).returncode
+        == 0
+    ):
+        raise BadInput(f"branch {name} already exists", "pass --branch NEW-NAME")
+    wanted = set(camp.promoted_commits()) | set(benchmark_commits(ctx, base.commit))
+    order = gitcli.output(
+        ["rev-list", "--reverse", "--topo-order", f"{base.commit}..HEAD"], workdir
+    )
+    picks = [sha for sha in order.split() if sha in wanted]
+    picks += [sha for sha in camp.promoted_commits() if sha not in picks]  # off this branch
+    keep = {
+        f"{ctx.dir}/{campaign.REPORT}": snap.read(f"{ctx.dir}/{campaign.REPORT}"),
+        f"{ctx.dir}/{campaign.JSONL}": snap.read(f"{ctx.dir}/{campaign.JSONL}"),
+        f"{ctx.dir}/{campaign.CSV}": snap.read(f"{ctx.dir}/{campaign.CSV}"),
+    }
+    with tempfile.TemporaryDirectory(prefix="ledger-deliver-") as tmp:
+        temp = Path(tmp) / "wt"
+        gitcli.run(["worktree", "add", "-q", "-b", name, str(temp), base.commit], workdir)
+        try:
+            for sha in picks:
+                proc = gitcli.run(
+                    ["cherry-pick", "--allow-empty", "-x", sha], temp, check=False, clean_env=True
+                )
+                if proc.returncode != 0:
+                    gitcli.run(["cherry-pick", "--abort"], temp, check=False)
+                    raise Refused(
+                        f"commit {sha[:10]} does not apply on the delivery branch",
+                        "resolve by hand; the candidates' history is untouched",
+                    )
+            # Scaffolding and owner state stay out: only the closed report and the records.
+            gitcli.run(
+                ["rm", "-r", "-q", "--ignore-unmatch", "--", ctx.dir, ctx.config_file],
+                temp,
+                clean_env=True,
+            )
+            for rel, data in keep.items():
+                if data is None:
+                    continue
+                write_atomic(temp / rel, data, durable=False)  # a scratch clone
+                gitcli.run(["add", "--", rel], temp, clean_env=True)
+            gitcli.run(
+                [
+                    "-c",
+                    "core.hooksPath=/dev/null",
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    "docs(campaign): the closed report and records",
+                ],
+                temp,
+                clean_env=True,
+            )
+        except Exception:
+            gitcli.run(["worktree", "remove", "--force", str(temp)], workdir, check=False)
+            gitcli.run(["branch", "-D", name], workdir, check=False)
+            raise
+        gitcli.run(["worktree", "remove", "--force", str(temp)], workdir)
+    gitcli.run(["worktree", "prune"], workdir, check=False)
+    tip = gitcli.output(["rev-parse", f"refs/heads/{name}"], workdir).strip()
+    record = dump_json({"branch": name, "commit": tip, "commits": picks}).encode()
+
+    def delivered(snap: Snapshot) -> Transition:
+        return Transition(
+            kind="deliver",
+            step="deliver",
+            subject=f"docs(campaign): delivered on {name}",
+            writes={f"{ctx.dir}/{campaign.DELIVERED}": record},
+        )
+
+    ctx.store.transact(delivered)
+    say(
+        as_json,
+        {"branch": name, "commits": picks},
+        f"delivered {len(picks)} commit(s) on branch {name}",
+    )
+    return 0

@@ -1,0 +1,170 @@
+"""The campaign's records: ``candidate record``, ``benchmark adjust``, ``mistake add``.
+
+Each is one entry file and the regenerated views in one transition; a
+candidate is refused before it is written when the rules (one base per
+benchmark epoch, promotion bars, the setup tolerance) say no.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ledger.core.errors import BadInput, Refused
+from ledger.core.model.documents import dump_json
+from ledger.core.store import Snapshot, Transition
+from ledger.presets.campaign import loop as campaign
+from ledger.presets.campaign import rules
+from ledger.presets.campaign.commands.common import is_transition, open_campaign, say
+from ledger.presets.campaign.loop import Candidate
+
+
+def candidate_record(
+    cwd: Path,
+    *,
+    commit: str,
+    verdict: str,
+    reason: str | None,
+    measures: tuple[str, ...],
+    aliases: dict[str, str | None],
+    notes: str | None,
+    as_json: bool,
+) -> int:
+    ctx = open_campaign(cwd)
+    if verdict not in campaign.VERDICTS:
+        raise BadInput(f"unknown verdict {verdict!r}", f"one of {', '.join(campaign.VERDICTS)}")
+    if verdict in ("rejected", "promoted") and not (reason or "").strip():
+        raise BadInput(f"a {verdict} candidate needs --reason", f"say why it was {verdict}")
+    values = campaign.parse_measures(ctx.config, measures, aliases)
+    sha = ctx.store.resolve(commit)
+    if sha is None:
+        raise BadInput(f"unknown commit {commit!r}", "give the candidate's commit (sha or ref)")
+    if is_transition(ctx, sha):
+        raise BadInput(
+            f"{sha[:10]} is a ledger transition, not a candidate",
+            "commit the candidate's code, then record that commit",
+        )
+
+    def build(snap: Snapshot) -> Transition:
+        camp = campaign.load(ctx.config, snap, ctx.store)
+        if camp.contract is None:
+            raise Refused("no contract is committed yet", "git ledger contract")
+        widened = rules.tolerance_widened(camp)
+        if widened is not None:
+            raise Refused.of([widened])
+        existing_base = camp.base()
+        if verdict == "base" and existing_base is not None:
+            raise BadInput(
+                f"a base is already recorded in this benchmark epoch ({existing_base.commit[:10]})",
+                "only one base per epoch; after 'benchmark adjust' record a fresh one",
+            )
+        if verdict != "base" and existing_base is None:
+            raise Refused(
+                "no base is recorded in this benchmark epoch",
+                "git ledger candidate record --commit SHA --verdict base --measure ...",
+            )
+        path = campaign.candidate_path(ctx.config, sha, camp.epoch)
+        if snap.read(path) is not None:
+            raise BadInput(f"{sha[:10]} is already recorded in this benchmark epoch", f"see {path}")
+        seq = max((c.seq for c in camp.candidates), default=0) + 1
+        new = Candidate(
+            path=path,
+            commit=sha,
+            seq=seq,
+            epoch=camp.epoch,
+            verdict=verdict,
+            reason=(reason or "").strip(),
+            measurements=values,
+            notes=(notes or "").strip(),
+        )
+        if verdict == "promoted":
+            problems = rules.promotion_problems(camp, new)
+            if problems:
+                raise Refused.of(problems)
+        camp.candidates.append(new)
+        writes: dict[str, bytes | None] = {path: campaign.candidate_bytes(new)}
+        writes.update(campaign.view_writes(camp))
+        return Transition(
+            kind="candidate",
+            step=sha[:12],
+            subject=f"docs(campaign): candidate {sha[:10]} {verdict}",
+            body=new.reason,
+            writes=writes,
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    say(
+        as_json,
+        {"commit": commit_id, "candidate": sha, "verdict": verdict},
+        f"recorded candidate {sha[:10]} as {verdict} ({commit_id[:10]})",
+    )
+    return 0
+
+
+def benchmark_adjust(cwd: Path, reason: str, as_json: bool) -> int:
+    ctx = open_campaign(cwd)
+    if not reason.strip():
+        raise BadInput("--reason is empty", "say how the measuring script changed")
+
+    def build(snap: Snapshot) -> Transition:
+        camp = campaign.load(ctx.config, snap)
+        epoch = camp.epoch + 1
+        camp.epochs.append({"epoch": epoch, "reason": reason.strip()})
+        writes: dict[str, bytes | None] = {
+            f"{ctx.dir}/benchmark/adjust-{epoch:03d}.json": dump_json(
+                {"epoch": epoch, "reason": reason.strip()}
+            ).encode(),
+        }
+        writes.update(campaign.view_writes(camp))
+        return Transition(
+            kind="benchmark-adjust",
+            step=f"epoch-{epoch}",
+            subject=f"docs(campaign): benchmark adjustment {epoch}",
+            body=reason.strip(),
+            writes=writes,
+        )
+
+    commit_id, transition = ctx.store.transact(build)
+    say(
+        as_json,
+        {"commit": commit_id, "step": transition.step},
+        f"benchmark adjusted ({transition.step}); earlier numbers are invalidated: record a fresh base "
+        "and re-measure the head",
+    )
+    return 0
+
+
+def mistake_add(cwd: Path, text: str, caught_by: str, should_have: str, as_json: bool) -> int:
+    ctx = open_campaign(cwd)
+    for name, value in (
+        ("TEXT", text),
+        ("--caught-by", caught_by),
+        ("--should-have-caught", should_have),
+    ):
+        if not value.strip():
+            raise BadInput(f"{name} is empty")
+
+    def build(snap: Snapshot) -> Transition:
+        camp = campaign.load(ctx.config, snap)
+        seq = len(camp.mistakes) + 1
+        entry = {
+            "seq": seq,
+            "text": text.strip(),
+            "caught_by": caught_by.strip(),
+            "should_have_caught": should_have.strip(),
+        }
+        camp.mistakes.append(entry)
+        writes: dict[str, bytes | None] = {
+            f"{ctx.dir}/mistakes/{campaign.mistake_name(seq, text)}": dump_json(entry).encode()
+        }
+        writes.update(campaign.view_writes(camp))
+        return Transition(
+            kind="mistake",
+            step=f"mistake-{seq}",
+            subject=f"docs(campaign): mistake {seq}",
+            body=text.strip(),
+            writes=writes,
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    say(as_json, {"commit": commit_id}, f"mistake recorded ({commit_id[:10]})")
+    return 0

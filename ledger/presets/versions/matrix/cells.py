@@ -1,0 +1,103 @@
+"""What every matrix verb shares about its cells: where their worktrees live, which
+branch tip holds their evidence, and finding the matrix itself.
+
+A cell's worktree sits directly under ``.ledger/worktrees/`` (a name from a
+committed file must never point elsewhere); its evidence is the newest of the
+local cell branch, its remote-tracking copy and, once cleaned, its archive ref.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ledger.core import gitcli
+from ledger.core.context import Context
+from ledger.core.errors import BadInput, Refused
+from ledger.core.model.entries import CELL_SLUG, MatrixCell, MatrixFront
+from ledger.core.model.ids import parse_version
+from ledger.core.repobase import write_atomic
+from ledger.core.state import LedgerState
+
+WORKTREES = ".ledger/worktrees"
+
+
+def slug_of(text: str) -> str:
+    """A cell's slug from its bet: lowercase words joined by dashes, at most 40 characters."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug[:40] or "cell"
+
+
+def worktree_path(ctx: Context, mid: str, cell: MatrixCell) -> Path:
+    """Where a cell's worktree lives: always directly under .ledger/worktrees/."""
+    base = ctx.store.require_workdir() / WORKTREES
+    target = base / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
+    if target.parent.resolve() != base.resolve() or not CELL_SLUG.fullmatch(cell.slug):
+        raise Refused(f"cell {cell.name} of {mid} names a worktree outside {WORKTREES}")
+    return target
+
+
+def registered_worktrees(ctx: Context) -> set[Path]:
+    """The linked worktrees git itself has on record (``git worktree list``)."""
+    out = gitcli.output(["worktree", "list", "--porcelain", "-z"], ctx.store.require_workdir())
+    return {
+        Path(field[len("worktree ") :]).resolve()
+        for field in out.split("\0")
+        if field.startswith("worktree ")
+    }
+
+
+def exclude_worktrees(ctx: Context) -> None:
+    """Keep ``.ledger/`` out of ``git status`` (the repository's ``info/exclude``)."""
+    exclude = ctx.store.common_dir / "info" / "exclude"
+    text = exclude.read_text() if exclude.exists() else ""
+    if "/.ledger/" not in text.splitlines():
+        write_atomic(
+            exclude, text + ("" if text.endswith("\n") or not text else "\n") + "/.ledger/\n"
+        )
+
+
+def find(ctx: Context, mid: str) -> tuple[LedgerState, str, MatrixFront]:
+    """The state, the matrix file's path and the matrix ``mid``; refused when it does not parse."""
+    parse_version(mid, ctx.config.ledger.id_prefix)
+    state = ctx.state()
+    found = state.matrix(mid)
+    if found is None:
+        # A matrix file that does not parse is not "no matrix": say what is wrong with it.
+        path = f"{ctx.dir}/{mid}-matrix.md"
+        reason = next((why for where, why in state.problems if where == path), None)
+        if reason is not None:
+            raise Refused(f"{path} does not parse: {reason}", "git ledger verify; restore the file")
+        raise BadInput(f"no matrix {mid!r} in {ctx.dir}/", "git ledger matrix new ...")
+    return state, found[0], found[1]
+
+
+def fetch_cells(ctx: Context, matrix: MatrixFront) -> str:
+    """Fetch every cell branch from the remote into refs/remotes/<remote>/..."""
+    from ledger.core.share import default_remote
+
+    remote = default_remote(ctx)
+    if remote is None:
+        raise BadInput("no remote to fetch cells from", "git remote add origin URL")
+    specs = [f"+refs/heads/{c.branch}:refs/remotes/{remote}/{c.branch}" for c in matrix.cells]
+    for spec in specs:  # one by one: a cell that was never pushed must not fail the rest
+        gitcli.run(
+            ["fetch", "--quiet", remote, spec],
+            ctx.store.require_workdir(),
+            check=False,
+            clean_env=True,
+        )
+    return remote
+
+
+def cell_tip(ctx: Context, branch: str, remote: str | None) -> str | None:
+    """The newest of the local cell branch and its remote-tracking copy."""
+    local = ctx.store.repo.references.get(f"refs/heads/{branch}")
+    tracking = ctx.store.repo.references.get(f"refs/remotes/{remote}/{branch}") if remote else None
+    archived = ctx.store.repo.references.get(f"refs/ledger/archive/{branch}")
+    tips = [str(r.target) for r in (local, tracking) if r is not None]
+    if not tips:
+        return str(archived.target) if archived is not None else None
+    if len(tips) == 2 and ctx.store.is_ancestor(tips[0], tips[1]):
+        return tips[1]
+    return tips[0]
