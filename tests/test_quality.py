@@ -31,6 +31,17 @@ def test_ruff_is_clean_including_security_rules() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_ruff_format_is_clean() -> None:
+    proc = subprocess.run(
+        [_tool("ruff"), "format", "--check", "ledger", "tests", "bench"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_mypy_strict_is_clean() -> None:
     proc = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
