@@ -14,19 +14,11 @@ from typing import Any
 import click
 
 from ledger import __version__
+from ledger.core.clikit import Ctx, KeepsArgs, args_without, json_option, pass_ctx
 from ledger.core.loops import NAMES as PRESETS
 
 # What users type: git runs the git-ledger console script for `git ledger`.
 PROG = "git ledger"
-
-
-class _Ctx:
-    def __init__(self, cwd: Path) -> None:
-        self.cwd = cwd
-
-
-pass_ctx = click.make_pass_decorator(_Ctx)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (stable schema).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -62,7 +54,7 @@ def cli(ctx: click.Context, cwd: Path) -> None:
             ) from None
         ctx.call_on_close(lambda: os.chdir(before))
         cwd = Path(os.getcwd())
-    ctx.obj = _Ctx(cwd)
+    ctx.obj = Ctx(cwd)
 
 
 @cli.command()
@@ -75,7 +67,7 @@ def cli(ctx: click.Context, cwd: Path) -> None:
 @click.option("--dir", "directory", default=None, help="Ledger directory (default: training_log).")
 @json_option
 @pass_ctx
-def init(obj: _Ctx, preset: str | None, directory: str | None, as_json: bool) -> int:
+def init(obj: Ctx, preset: str | None, directory: str | None, as_json: bool) -> int:
     """Write ledger.toml, the ledger dir and its template in one commit."""
     from ledger.cli import init as command
 
@@ -85,7 +77,7 @@ def init(obj: _Ctx, preset: str | None, directory: str | None, as_json: bool) ->
 @cli.command()
 @json_option
 @pass_ctx
-def status(obj: _Ctx, as_json: bool) -> int:
+def status(obj: Ctx, as_json: bool) -> int:
     """Where the loop stands: versions, triggers, problems, and the next action."""
     from ledger.cli import status as command
 
@@ -95,7 +87,7 @@ def status(obj: _Ctx, as_json: bool) -> int:
 @cli.command("next")
 @json_option
 @pass_ctx
-def next_(obj: _Ctx, as_json: bool) -> int:
+def next_(obj: Ctx, as_json: bool) -> int:
     """The single next action, with the exact command to run."""
     from ledger.cli import status as command
 
@@ -108,7 +100,7 @@ def next_(obj: _Ctx, as_json: bool) -> int:
 @click.option("--step", default=None, help="Only transitions of this step id.")
 @json_option
 @pass_ctx
-def log(obj: _Ctx, rev: str | None, limit: int | None, step: str | None, as_json: bool) -> int:
+def log(obj: Ctx, rev: str | None, limit: int | None, step: str | None, as_json: bool) -> int:
     """Transitions recorded in commit trailers, newest first."""
     from ledger.cli import log as command
 
@@ -119,7 +111,7 @@ def log(obj: _Ctx, rev: str | None, limit: int | None, step: str | None, as_json
 @click.argument("step_id")
 @json_option
 @pass_ctx
-def show(obj: _Ctx, step_id: str, as_json: bool) -> int:
+def show(obj: Ctx, step_id: str, as_json: bool) -> int:
     """One entry (a version or a reflection) with its results and statistics."""
     from ledger.cli import show as command
 
@@ -180,7 +172,7 @@ def register(ctx: click.Context, /, **options: Any) -> int:
 @json_option
 @pass_ctx
 def record(
-    obj: _Ctx,
+    obj: Ctx,
     step_id: str,
     file: Path,
     gate: str,
@@ -235,7 +227,7 @@ def record(
 @json_option
 @pass_ctx
 def conclude(
-    obj: _Ctx,
+    obj: Ctx,
     step_id: str,
     verdict: str | None,
     next_text: str | None,
@@ -271,7 +263,7 @@ def conclude(
 @cli.command()
 @json_option
 @pass_ctx
-def triggers(obj: _Ctx, as_json: bool) -> int:
+def triggers(obj: Ctx, as_json: bool) -> int:
     """Which reflection triggers fire, with evidence (exit 1 if any)."""
     from ledger.presets.versions import reflect as command
 
@@ -285,7 +277,7 @@ def triggers(obj: _Ctx, as_json: bool) -> int:
 )
 @json_option
 @pass_ctx
-def reflect(obj: _Ctx, after: str | None, commit: bool, as_json: bool) -> int:
+def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool) -> int:
     """Write REFLECTION_<ID>.md with its six required sections (default: after the latest version)."""
     from ledger.presets.versions import reflect as command
 
@@ -305,7 +297,7 @@ def reflect(obj: _Ctx, after: str | None, commit: bool, as_json: bool) -> int:
 @json_option
 @pass_ctx
 def phase(
-    obj: _Ctx,
+    obj: Ctx,
     action: str,
     reason: str | None,
     exhausted: tuple[str, ...],
@@ -328,7 +320,7 @@ def phase(
 @cli.command()
 @json_option
 @pass_ctx
-def baseline(obj: _Ctx, as_json: bool) -> int:
+def baseline(obj: Ctx, as_json: bool) -> int:
     """The standing-baseline table: best confirmed distribution per gate, regressions named."""
     from ledger.presets.versions import compare as command
 
@@ -341,47 +333,14 @@ def baseline(obj: _Ctx, as_json: bool) -> int:
 @click.option("--format", "fmt_name", type=click.Choice(["table", "md", "json"]), default="table")
 @json_option
 @pass_ctx
-def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
+def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     """Gate deltas of version B against version A."""
     from ledger.presets.versions import compare as command
 
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
-class _KeepsArgs(click.Command):
-    """A command that remembers its arguments as typed (``run --detach`` re-runs them)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["ledger.args"] = list(args)
-        return super().parse_args(ctx, args)
-
-
-def _args_without(ctx: click.Context, flag: str) -> list[str]:
-    """The command's arguments as typed, less the flag ``flag``.
-
-    Only the flag goes: a value that reads like it (``--replace --detach``) and
-    anything after ``--`` stay, so the command line means what it meant.
-    """
-    takes_value = {
-        opt
-        for param in ctx.command.params
-        if isinstance(param, click.Option) and not param.is_flag and not param.count
-        for opt in param.opts
-    }
-    out: list[str] = []
-    value_next = False
-    args: list[str] = ctx.meta.get("ledger.args", [])
-    for i, word in enumerate(args):
-        if word == "--" and not value_next:
-            return out + args[i:]
-        if word == flag and not value_next:
-            continue
-        out.append(word)
-        value_next = not value_next and word in takes_value
-    return out
-
-
-@cli.command("run", cls=_KeepsArgs)
+@cli.command("run", cls=KeepsArgs)
 @click.argument("step_id")
 @click.option("--gate", default=None, help="The gate whose command to run (required).")
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
@@ -424,7 +383,7 @@ def run_(ctx: click.Context, /, **options: Any) -> int:
     return command.run(
         ctx.obj.cwd,
         command.RunOptions(**options),
-        rerun=_args_without(ctx, "--detach"),
+        rerun=args_without(ctx, "--detach"),
     )
 
 
@@ -434,7 +393,7 @@ def run_(ctx: click.Context, /, **options: Any) -> int:
 )
 @json_option
 @pass_ctx
-def wait(obj: _Ctx, timeout: float | None, as_json: bool) -> int:
+def wait(obj: Ctx, timeout: float | None, as_json: bool) -> int:
     """Block until every run the ledger started has ended."""
     from ledger.presets.versions import run as command
 
@@ -480,7 +439,7 @@ def matrix() -> None:
 @json_option
 @pass_ctx
 def matrix_new(
-    obj: _Ctx,
+    obj: Ctx,
     matrix_id: str,
     cells: tuple[str, ...],
     spec: Path | None,
@@ -498,7 +457,7 @@ def matrix_new(
 @click.option("--fetch", is_flag=True, help="Fetch every cell branch from the remote first.")
 @json_option
 @pass_ctx
-def matrix_status(obj: _Ctx, matrix_id: str, fetch: bool, as_json: bool) -> int:
+def matrix_status(obj: Ctx, matrix_id: str, fetch: bool, as_json: bool) -> int:
     """Each cell against the shared baseline, with the many-comparisons-adjusted threshold."""
     from ledger.presets.versions import matrix as command
 
@@ -510,7 +469,7 @@ def matrix_status(obj: _Ctx, matrix_id: str, fetch: bool, as_json: bool) -> int:
 @click.argument("cell")
 @json_option
 @pass_ctx
-def matrix_join(obj: _Ctx, matrix_id: str, cell: str, as_json: bool) -> int:
+def matrix_join(obj: Ctx, matrix_id: str, cell: str, as_json: bool) -> int:
     """Create a cell's worktree here from the remote's cell branch (run it on this machine)."""
     from ledger.presets.versions import matrix as command
 
@@ -527,7 +486,7 @@ def matrix_join(obj: _Ctx, matrix_id: str, cell: str, as_json: bool) -> int:
 @json_option
 @pass_ctx
 def matrix_conclude(
-    obj: _Ctx, matrix_id: str, winner: str | None, none_: bool, override: str | None, as_json: bool
+    obj: Ctx, matrix_id: str, winner: str | None, none_: bool, override: str | None, as_json: bool
 ) -> int:
     """Merge exactly one winning cell (or none) and record every cell's comparison."""
     from ledger.presets.versions import matrix as command
@@ -539,7 +498,7 @@ def matrix_conclude(
 @click.argument("matrix_id")
 @json_option
 @pass_ctx
-def matrix_clean(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
+def matrix_clean(obj: Ctx, matrix_id: str, as_json: bool) -> int:
     """Remove the cells' worktrees; keep their history under refs/ledger/archive/."""
     from ledger.presets.versions import matrix as command
 
@@ -553,7 +512,7 @@ def matrix_clean(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
 @click.argument("file", required=False, type=click.Path(path_type=Path))
 @json_option
 @pass_ctx
-def contract(obj: _Ctx, file: Path | None, as_json: bool) -> int:
+def contract(obj: Ctx, file: Path | None, as_json: bool) -> int:
     """Commit the campaign's contract (what is measured, what may change)."""
     from ledger.presets.campaign import commands as command
 
@@ -566,7 +525,7 @@ def contract(obj: _Ctx, file: Path | None, as_json: bool) -> int:
 )
 @json_option
 @pass_ctx
-def arm(obj: _Ctx, force: str | None, as_json: bool) -> int:
+def arm(obj: Ctx, force: str | None, as_json: bool) -> int:
     """Arm the campaign for its owner (the first [campaign] owner_env variable set, else the
     git user); refused until the contract and a base are on record."""
     from ledger.presets.campaign import commands as command
@@ -578,7 +537,7 @@ def arm(obj: _Ctx, force: str | None, as_json: bool) -> int:
 @click.option("--summary", required=True, help="What the campaign achieved, in a sentence.")
 @json_option
 @pass_ctx
-def close(obj: _Ctx, summary: str, as_json: bool) -> int:
+def close(obj: Ctx, summary: str, as_json: bool) -> int:
     """Write the campaign's latest-report.md from its entries, ending 'status: closed'."""
     from ledger.presets.campaign import commands as command
 
@@ -613,7 +572,7 @@ def candidate() -> None:
 @json_option
 @pass_ctx
 def candidate_record(
-    obj: _Ctx,
+    obj: Ctx,
     commit: str,
     verdict: str,
     reason: str | None,
@@ -657,7 +616,7 @@ def benchmark() -> None:
 @click.option("--reason", required=True, help="How the measuring script changed.")
 @json_option
 @pass_ctx
-def benchmark_adjust(obj: _Ctx, reason: str, as_json: bool) -> int:
+def benchmark_adjust(obj: Ctx, reason: str, as_json: bool) -> int:
     """Invalidate every earlier number; finish then needs a fresh base and head."""
     from ledger.presets.campaign import commands as command
 
@@ -675,9 +634,7 @@ def mistake() -> None:
 @click.option("--should-have-caught", required=True, help="What should have caught it earlier.")
 @json_option
 @pass_ctx
-def mistake_add(
-    obj: _Ctx, text: str, caught_by: str, should_have_caught: str, as_json: bool
-) -> int:
+def mistake_add(obj: Ctx, text: str, caught_by: str, should_have_caught: str, as_json: bool) -> int:
     """Add one mistake to the log."""
     from ledger.presets.campaign import commands as command
 
@@ -687,7 +644,7 @@ def mistake_add(
 @cli.command()
 @json_option
 @pass_ctx
-def finish(obj: _Ctx, as_json: bool) -> int:
+def finish(obj: Ctx, as_json: bool) -> int:
     """The campaign's loop condition: exit 0 only when nothing is outstanding (then disarm)."""
     from ledger.presets.campaign import commands as command
 
@@ -700,7 +657,7 @@ def finish(obj: _Ctx, as_json: bool) -> int:
 )
 @json_option
 @pass_ctx
-def deliver(obj: _Ctx, branch: str | None, as_json: bool) -> int:
+def deliver(obj: Ctx, branch: str | None, as_json: bool) -> int:
     """One clean branch from the base with only the promoted commits and the closed report."""
     from ledger.presets.campaign import commands as command
 
@@ -722,7 +679,7 @@ def weights() -> None:
 @json_option
 @pass_ctx
 def weights_init(
-    obj: _Ctx, file: Path, frozen: tuple[str, ...], run_id: str | None, as_json: bool
+    obj: Ctx, file: Path, frozen: tuple[str, ...], run_id: str | None, as_json: bool
 ) -> int:
     """Commit batch-0 from a {target: {key: value}} JSON file; freezes the [batches] thresholds."""
     from ledger.presets.batches import commands as command
@@ -742,7 +699,7 @@ def weights_init(
 @json_option
 @pass_ctx
 def weights_revise(
-    obj: _Ctx,
+    obj: Ctx,
     target: str,
     key: str,
     new: str,
@@ -772,7 +729,7 @@ def weights_revise(
 @weights.command("copy")
 @json_option
 @pass_ctx
-def weights_copy(obj: _Ctx, as_json: bool) -> int:
+def weights_copy(obj: Ctx, as_json: bool) -> int:
     """Carry the closed batch forward byte-identical; opens the next batch."""
     from ledger.presets.batches import commands as command
 
@@ -799,7 +756,7 @@ def gate() -> None:
 @json_option
 @pass_ctx
 def gate_topic(
-    obj: _Ctx,
+    obj: Ctx,
     fidelity_rate: float,
     mono: str,
     endpoint: str,
@@ -822,7 +779,7 @@ def gate_topic(
 @click.option("--record", is_flag=True, help="Close the current batch with this result (a commit).")
 @json_option
 @pass_ctx
-def gate_batch(obj: _Ctx, flags: str, record: bool, as_json: bool) -> int:
+def gate_batch(obj: Ctx, flags: str, record: bool, as_json: bool) -> int:
     """Batch gate: pass ratio >= batch_ratio_min AND passed topics >= hard_line."""
     from ledger.presets.batches import commands as command
 
@@ -836,7 +793,7 @@ def gate_batch(obj: _Ctx, flags: str, record: bool, as_json: bool) -> int:
 @click.option("--record", is_flag=True, help="On a pass, commit the converged state (terminal).")
 @json_option
 @pass_ctx
-def gate_converged(obj: _Ctx, recent: str | None, record: bool, as_json: bool) -> int:
+def gate_converged(obj: Ctx, recent: str | None, record: bool, as_json: bool) -> int:
     """Converged when the last converge_k batch ratios are all >= batch_ratio_min."""
     from ledger.presets.batches import commands as command
 
@@ -853,7 +810,7 @@ def trace() -> None:
 @click.option("--field", "fields", multiple=True, metavar="K=V", help="A field (repeatable).")
 @json_option
 @pass_ctx
-def trace_emit(obj: _Ctx, event: str, fields: tuple[str, ...], as_json: bool) -> int:
+def trace_emit(obj: Ctx, event: str, fields: tuple[str, ...], as_json: bool) -> int:
     """Append one trace event with the next sequence number."""
     from ledger.presets.batches import commands as command
 
@@ -863,7 +820,7 @@ def trace_emit(obj: _Ctx, event: str, fields: tuple[str, ...], as_json: bool) ->
 @cli.command()
 @json_option
 @pass_ctx
-def resume(obj: _Ctx, as_json: bool) -> int:
+def resume(obj: Ctx, as_json: bool) -> int:
     """Where the batches loop stands, rebuilt from disk alone."""
     from ledger.presets.batches import commands as command
 
@@ -872,7 +829,7 @@ def resume(obj: _Ctx, as_json: bool) -> int:
 
 @cli.command()
 @pass_ctx
-def mcp(obj: _Ctx) -> int:
+def mcp(obj: Ctx) -> int:
     """Serve the verbs to agents over MCP (stdio), inside this repository only.
 
     Needs the extra: pip install 'git-ledger[mcp]'.
@@ -910,7 +867,7 @@ def hooks() -> None:
     help="Install into core.hooksPath when it is set.",
 )
 @pass_ctx
-def hooks_install(obj: _Ctx, framework: bool, allow_hooks_path: bool) -> int:
+def hooks_install(obj: Ctx, framework: bool, allow_hooks_path: bool) -> int:
     """Install the pre-commit, prepare-commit-msg, commit-msg and pre-push hooks."""
     from ledger.cli import hooks as command
 
@@ -920,7 +877,7 @@ def hooks_install(obj: _Ctx, framework: bool, allow_hooks_path: bool) -> int:
 @hooks.command("uninstall")
 @click.option("--hooks-path", "allow_hooks_path", is_flag=True, help="Use core.hooksPath when set.")
 @pass_ctx
-def hooks_uninstall(obj: _Ctx, allow_hooks_path: bool) -> int:
+def hooks_uninstall(obj: Ctx, allow_hooks_path: bool) -> int:
     """Remove git-ledger's hooks and restore any hook they replaced."""
     from ledger.cli import hooks as command
 
@@ -936,7 +893,7 @@ def hooks_uninstall(obj: _Ctx, allow_hooks_path: bool) -> int:
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
-def hooks_run(obj: _Ctx, stage: str, args: tuple[str, ...]) -> int:
+def hooks_run(obj: Ctx, stage: str, args: tuple[str, ...]) -> int:
     """Run one stage's checks as the installed hook would (also the pre-commit framework's entry)."""
     from ledger.cli import hooks as command
 
@@ -950,7 +907,7 @@ def hooks_run(obj: _Ctx, stage: str, args: tuple[str, ...]) -> int:
 )
 @click.option("--since", default=None, help="Only versions from this one on.")
 @pass_ctx
-def report(obj: _Ctx, fmt: str, out: Path | None, since: str | None) -> int:
+def report(obj: Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     """A PR-ready report: markdown comment, self-contained HTML with plots, or JSON."""
     from ledger.cli import report as command
 
@@ -966,7 +923,7 @@ def report(obj: _Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     help="A .png or .svg file (default: .git/ledger/plots/<gate>.svg).",
 )
 @pass_ctx
-def plot(obj: _Ctx, gate: str, out: Path | None) -> int:
+def plot(obj: Ctx, gate: str, out: Path | None) -> int:
     """One gate's trajectory: verdicts, standing baseline, noise band."""
     from ledger.cli import report as command
 
@@ -977,7 +934,7 @@ def plot(obj: _Ctx, gate: str, out: Path | None) -> int:
 @click.argument("rev_range", metavar="[RANGE]", required=False)
 @json_option
 @pass_ctx
-def verify(obj: _Ctx, rev_range: str | None, as_json: bool) -> int:
+def verify(obj: Ctx, rev_range: str | None, as_json: bool) -> int:
     """Replay history and check every invariant (exit 1: findings; 2: cannot verify)."""
     from ledger.cli import verify as command
 
@@ -989,7 +946,7 @@ def verify(obj: _Ctx, rev_range: str | None, as_json: bool) -> int:
 @click.option("--reason", required=True, help="Why its results can no longer count (one line).")
 @json_option
 @pass_ctx
-def void(obj: _Ctx, step_id: str, reason: str, as_json: bool) -> int:
+def void(obj: Ctx, step_id: str, reason: str, as_json: bool) -> int:
     """Close a version whose results can no longer count; its id is never reused."""
     from ledger.presets.versions import void as command
 
@@ -1007,7 +964,7 @@ def config_() -> None:
 @click.option("--reason", required=True, help="Why the setting changes (one line).")
 @json_option
 @pass_ctx
-def config_set(obj: _Ctx, key: str, value: str, reason: str, as_json: bool) -> int:
+def config_set(obj: Ctx, key: str, value: str, reason: str, as_json: bool) -> int:
     """Change KEY in ledger.toml as its own transition; applies to later registrations."""
     from ledger.cli import config as command
 
@@ -1018,7 +975,7 @@ def config_set(obj: _Ctx, key: str, value: str, reason: str, as_json: bool) -> i
 @click.argument("remote", required=False)
 @json_option
 @pass_ctx
-def sync(obj: _Ctx, remote: str | None, as_json: bool) -> int:
+def sync(obj: Ctx, remote: str | None, as_json: bool) -> int:
     """Share the ledger through a git remote: fetch, merge (views regenerated), push."""
     from ledger.cli import sync as command
 
@@ -1042,7 +999,7 @@ def merge_driver(ancestor: str, ours: str, theirs: str, path: str) -> int:
 @click.option("--stop-runs", is_flag=True, help="With --fix: stop runs the ledger recorded.")
 @json_option
 @pass_ctx
-def doctor(obj: _Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
+def doctor(obj: Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
     """Stale locks, interrupted work, leftover processes, hook health (exit 1 if a problem remains)."""
     from ledger.cli import doctor as command
 
