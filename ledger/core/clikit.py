@@ -57,3 +57,15 @@ def args_without(ctx: click.Context, flag: str) -> list[str]:
         out.append(word)
         value_next = not value_next and word in takes_value
     return out
+
+
+def add_verbs(group: click.Group, verbs: tuple[click.Command, ...]) -> None:
+    """Add a preset's verbs to ``group``; refuse a name already taken.
+
+    click would let the later verb replace the earlier one without a word: two
+    loops declaring the same verb is a bug in this program, found on import.
+    """
+    for verb in verbs:
+        if verb.name is None or verb.name in group.commands:
+            raise RuntimeError(f"verb {verb.name!r} is declared twice")
+        group.add_command(verb)
