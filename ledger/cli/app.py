@@ -1,7 +1,13 @@
-"""Thin click wrappers: parse, then call one command module. Docstrings are the help.
+"""The click app: the root group, the generic verbs, and the exit codes.
 
+Thin click wrappers: parse, then call one command module. Docstrings are the help.
 Command modules are imported inside each wrapper, so ``git ledger --help`` or a
 hook with nothing to do never pays for pygit2, pydantic or scipy.
+
+Each loop declares its own verbs with the loop (``ledger/presets/<name>/verbs.py``);
+they are added to the root group here, so one app parses them all and the MCP
+tools and the man page derive from it. What the verbs share (the context
+object, ``--json``) is :mod:`ledger.core.clikit`.
 """
 
 from __future__ import annotations
@@ -14,19 +20,14 @@ from typing import Any
 import click
 
 from ledger import __version__
+from ledger.core.clikit import Ctx, add_verbs, json_option, pass_ctx
 from ledger.core.loops import NAMES as PRESETS
+from ledger.presets.batches import verbs as batches_verbs
+from ledger.presets.campaign import verbs as campaign_verbs
+from ledger.presets.versions import verbs as versions_verbs
 
 # What users type: git runs the git-ledger console script for `git ledger`.
 PROG = "git ledger"
-
-
-class _Ctx:
-    def __init__(self, cwd: Path) -> None:
-        self.cwd = cwd
-
-
-pass_ctx = click.make_pass_decorator(_Ctx)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (stable schema).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -62,7 +63,7 @@ def cli(ctx: click.Context, cwd: Path) -> None:
             ) from None
         ctx.call_on_close(lambda: os.chdir(before))
         cwd = Path(os.getcwd())
-    ctx.obj = _Ctx(cwd)
+    ctx.obj = Ctx(cwd)
 
 
 @cli.command()
@@ -75,7 +76,7 @@ def cli(ctx: click.Context, cwd: Path) -> None:
 @click.option("--dir", "directory", default=None, help="Ledger directory (default: training_log).")
 @json_option
 @pass_ctx
-def init(obj: _Ctx, preset: str | None, directory: str | None, as_json: bool) -> int:
+def init(obj: Ctx, preset: str | None, directory: str | None, as_json: bool) -> int:
     """Write ledger.toml, the ledger dir and its template in one commit."""
     from ledger.cli import init as command
 
@@ -85,7 +86,7 @@ def init(obj: _Ctx, preset: str | None, directory: str | None, as_json: bool) ->
 @cli.command()
 @json_option
 @pass_ctx
-def status(obj: _Ctx, as_json: bool) -> int:
+def status(obj: Ctx, as_json: bool) -> int:
     """Where the loop stands: versions, triggers, problems, and the next action."""
     from ledger.cli import status as command
 
@@ -95,7 +96,7 @@ def status(obj: _Ctx, as_json: bool) -> int:
 @cli.command("next")
 @json_option
 @pass_ctx
-def next_(obj: _Ctx, as_json: bool) -> int:
+def next_(obj: Ctx, as_json: bool) -> int:
     """The single next action, with the exact command to run."""
     from ledger.cli import status as command
 
@@ -108,7 +109,7 @@ def next_(obj: _Ctx, as_json: bool) -> int:
 @click.option("--step", default=None, help="Only transitions of this step id.")
 @json_option
 @pass_ctx
-def log(obj: _Ctx, rev: str | None, limit: int | None, step: str | None, as_json: bool) -> int:
+def log(obj: Ctx, rev: str | None, limit: int | None, step: str | None, as_json: bool) -> int:
     """Transitions recorded in commit trailers, newest first."""
     from ledger.cli import log as command
 
@@ -119,7 +120,7 @@ def log(obj: _Ctx, rev: str | None, limit: int | None, step: str | None, as_json
 @click.argument("step_id")
 @json_option
 @pass_ctx
-def show(obj: _Ctx, step_id: str, as_json: bool) -> int:
+def show(obj: Ctx, step_id: str, as_json: bool) -> int:
     """One entry (a version or a reflection) with its results and statistics."""
     from ledger.cli import show as command
 
@@ -127,752 +128,8 @@ def show(obj: _Ctx, step_id: str, as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("step_id", required=False)
-@click.option("--bet", required=True, help="The one bet, in one sentence.")
-@click.option("--gate", required=True, help="The one targeted gate (a table in ledger.toml).")
-@click.option(
-    "--files", required=True, help="The plan: files the bet will change, comma-separated."
-)
-@click.option("--falsifier", required=True, help="What result would refute the bet.")
-@click.option("--subsystem", default=None, help="The subsystem the bet patches.")
-@click.option(
-    "--parent", default=None, help="The version this one builds on (default: the latest)."
-)
-@click.option("--noop-gates", default=None, help="Gates expected unaffected, comma-separated.")
-@click.option(
-    "--effect", type=float, default=None, help="The effect the bet predicts (metric units)."
-)
-@click.option("--cites", default=None, help="The reflection this registration answers.")
-@click.option("--force", default=None, metavar="REASON", help="Register below the MDE; recorded.")
-@json_option
-@click.pass_context
-def register(ctx: click.Context, /, **options: Any) -> int:
-    """Pre-register a version (the hypothesis, before any code) in one commit."""
-    from ledger.presets.versions import register as command
-
-    # Each option is named once, above; RegisterOptions gives them their types.
-    return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
-
-
-@cli.command()
-@click.argument("step_id")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--gate", required=True, help="The gate these results are for.")
-@click.option("--seed", default=None, help="The seed of this run.")
-@click.option("--window", default=None, help="The walk-forward window of this run.")
-@click.option("--window-start", default=None, help="Window start date (ISO), for effective N.")
-@click.option("--window-end", default=None, help="Window end date (ISO), for effective N.")
-@click.option(
-    "--condition",
-    "conditions",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A run condition other than seed/window (repeatable).",
-)
-@click.option("--wall-time", type=float, default=None, help="Wall time of the run, in seconds.")
-@click.option("--replace", default=None, metavar="REASON", help="Replace an existing result.")
-@click.option(
-    "--remeasure",
-    default=None,
-    metavar="REASON",
-    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
-)
-@json_option
 @pass_ctx
-def record(
-    obj: _Ctx,
-    step_id: str,
-    file: Path,
-    gate: str,
-    seed: str | None,
-    window: str | None,
-    window_start: str | None,
-    window_end: str | None,
-    conditions: tuple[str, ...],
-    wall_time: float | None,
-    replace: str | None,
-    remeasure: str | None,
-    as_json: bool,
-) -> int:
-    """Ingest one results JSON as its own entry, with provenance."""
-    from ledger.presets.versions import record as command
-    from ledger.presets.versions.ingest import Measurement
-
-    measurement = Measurement(
-        version=step_id,
-        gate=gate,
-        seed=seed,
-        window=window,
-        window_start=window_start,
-        window_end=window_end,
-        conditions=command.parse_conditions(conditions),
-        wall_time_s=wall_time,
-        replace=replace,
-        remeasure=remeasure,
-    )
-    return command.run(obj.cwd, step_id, file, measurement, as_json)
-
-
-@cli.command()
-@click.argument("step_id")
-@click.option(
-    "--verdict", default=None, type=click.Choice(["confirmed", "refuted", "inconclusive"])
-)
-@click.option("--next", "next_text", default=None, help="What the loop does next.")
-@click.option("--note", default=None, help="A note kept with the conclusion.")
-@click.option(
-    "--override",
-    default=None,
-    metavar="REASON",
-    help="Conclude against the statistics; recorded and shown forever.",
-)
-@click.option(
-    "--dry-run",
-    is_flag=True,
-    help="Print, per gate, the verdicts the numbers allow; write nothing.",
-)
-@click.option("--wait", is_flag=True, help="Wait for runs of this version still running.")
-@json_option
-@pass_ctx
-def conclude(
-    obj: _Ctx,
-    step_id: str,
-    verdict: str | None,
-    next_text: str | None,
-    note: str | None,
-    override: str | None,
-    dry_run: bool,
-    wait: bool,
-    as_json: bool,
-) -> int:
-    """Conclude a version: verdict, statistics, next steps, baseline update; one commit."""
-    from ledger.presets.versions import conclude as command
-
-    if dry_run:
-        return command.dry_run(obj.cwd, step_id, as_json)
-    if verdict is None or next_text is None:
-        from ledger.core.errors import BadInput
-
-        raise BadInput(
-            "--verdict and --next are required", "or --dry-run to see what the numbers allow"
-        )
-    return command.run(
-        obj.cwd,
-        step_id,
-        verdict=verdict,
-        next_text=next_text,
-        note=note,
-        override=override,
-        as_json=as_json,
-        wait=wait,
-    )
-
-
-@cli.command()
-@json_option
-@pass_ctx
-def triggers(obj: _Ctx, as_json: bool) -> int:
-    """Which reflection triggers fire, with evidence (exit 1 if any)."""
-    from ledger.presets.versions import reflect as command
-
-    return command.run_triggers(obj.cwd, as_json)
-
-
-@cli.command()
-@click.argument("after", required=False)
-@click.option(
-    "--commit", is_flag=True, help="Commit the filled reflection (checks all six sections)."
-)
-@json_option
-@pass_ctx
-def reflect(obj: _Ctx, after: str | None, commit: bool, as_json: bool) -> int:
-    """Write REFLECTION_<ID>.md with its six required sections (default: after the latest version)."""
-    from ledger.presets.versions import reflect as command
-
-    return command.run_reflect(obj.cwd, after, commit, as_json)
-
-
-@cli.command()
-@click.argument("action", type=click.Choice(["declare", "resume"]))
-@click.option("--reason", default=None, help="Why the loop is parked.")
-@click.option("--exhausted", multiple=True, help="A direction that is exhausted (repeatable).")
-@click.option(
-    "--resume-criterion",
-    "resume_criteria",
-    multiple=True,
-    help="What must hold before registration resumes (repeatable).",
-)
-@json_option
-@pass_ctx
-def phase(
-    obj: _Ctx,
-    action: str,
-    reason: str | None,
-    exhausted: tuple[str, ...],
-    resume_criteria: tuple[str, ...],
-    as_json: bool,
-) -> int:
-    """Declare a phase transition (parks registration) or resume; writes CAMPAIGN_STATUS.md."""
-    from ledger.presets.versions import phase as command
-
-    return command.run(
-        obj.cwd,
-        action,
-        reason=reason,
-        exhausted=exhausted,
-        resume_criteria=resume_criteria,
-        as_json=as_json,
-    )
-
-
-@cli.command()
-@json_option
-@pass_ctx
-def baseline(obj: _Ctx, as_json: bool) -> int:
-    """The standing-baseline table: best confirmed distribution per gate, regressions named."""
-    from ledger.presets.versions import compare as command
-
-    return command.run_baseline(obj.cwd, as_json)
-
-
-@cli.command()
-@click.argument("a")
-@click.argument("b")
-@click.option("--format", "fmt_name", type=click.Choice(["table", "md", "json"]), default="table")
-@json_option
-@pass_ctx
-def diff(obj: _Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
-    """Gate deltas of version B against version A."""
-    from ledger.presets.versions import compare as command
-
-    return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
-
-
-class _KeepsArgs(click.Command):
-    """A command that remembers its arguments as typed (``run --detach`` re-runs them)."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        ctx.meta["ledger.args"] = list(args)
-        return super().parse_args(ctx, args)
-
-
-def _args_without(ctx: click.Context, flag: str) -> list[str]:
-    """The command's arguments as typed, less the flag ``flag``.
-
-    Only the flag goes: a value that reads like it (``--replace --detach``) and
-    anything after ``--`` stay, so the command line means what it meant.
-    """
-    takes_value = {
-        opt
-        for param in ctx.command.params
-        if isinstance(param, click.Option) and not param.is_flag and not param.count
-        for opt in param.opts
-    }
-    out: list[str] = []
-    value_next = False
-    args: list[str] = ctx.meta.get("ledger.args", [])
-    for i, word in enumerate(args):
-        if word == "--" and not value_next:
-            return out + args[i:]
-        if word == flag and not value_next:
-            continue
-        out.append(word)
-        value_next = not value_next and word in takes_value
-    return out
-
-
-@cli.command("run", cls=_KeepsArgs)
-@click.argument("step_id")
-@click.option("--gate", default=None, help="The gate whose command to run (required).")
-@click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
-@click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
-@click.option(
-    "--replicates",
-    type=click.IntRange(min=1),
-    default=1,
-    help="Run each seed N times and check determinism.",
-)
-@click.option("--jobs", type=click.IntRange(min=1), default=1, help="Runs at a time.")
-@click.option("--detach", is_flag=True, help="Return at once; see 'status' and 'wait'.")
-@click.option(
-    "--out-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where run artifacts go (default: $LEDGER_OUTPUT_DIR, [run] output_dir, .git/ledger).",
-)
-@click.option(
-    "--replace", default=None, metavar="REASON", help="Run seeds that already have results."
-)
-@click.option(
-    "--record-finished",
-    is_flag=True,
-    help="Record the runs that finished under a run that was killed (see 'doctor').",
-)
-@click.option(
-    "--remeasure",
-    default=None,
-    metavar="REASON",
-    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
-)
-@json_option
-@click.pass_context
-def run_(ctx: click.Context, /, **options: Any) -> int:
-    """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
-    from ledger.presets.versions import run as command
-
-    # Each option is named once, above; RunOptions gives them their types.
-    return command.run(
-        ctx.obj.cwd,
-        command.RunOptions(**options),
-        rerun=_args_without(ctx, "--detach"),
-    )
-
-
-@cli.command()
-@click.option(
-    "--timeout", type=float, default=None, help="Give up after this many seconds (exit 1)."
-)
-@json_option
-@pass_ctx
-def wait(obj: _Ctx, timeout: float | None, as_json: bool) -> int:
-    """Block until every run the ledger started has ended."""
-    from ledger.presets.versions import run as command
-
-    return command.wait(obj.cwd, timeout, as_json)
-
-
-@cli.command("fields-diff")
-@click.argument("a", type=click.Path(path_type=Path))
-@click.argument("b", type=click.Path(path_type=Path))
-@click.option(
-    "--key",
-    default=None,
-    metavar="F1,F2,...",
-    help="Align arrays of records by these fields before comparing (e.g. cycle,symbol,side).",
-)
-@json_option
-def fields_diff(a: Path, b: Path, key: str | None, as_json: bool) -> int:
-    """The first JSON field where two results files differ (floats also as IEEE-754 hex)."""
-    from ledger.core.errors import BadInput
-    from ledger.presets.versions import run as command
-
-    fields = tuple(f.strip() for f in key.split(",")) if key is not None else ()
-    if key is not None and not all(fields):
-        raise BadInput(f"--key {key!r} has an empty field name", "e.g. --key cycle,symbol,side")
-    return command.fields_diff(a, b, as_json, fields)
-
-
-@cli.group()
-def matrix() -> None:
-    """Several independent bets at once: cells as branches and worktrees, one winner."""
-
-
-@matrix.command("new")
-@click.argument("matrix_id")
-@click.option("--cell", "cells", multiple=True, metavar="NAME:SLUG", help="A cell (repeatable).")
-@click.option(
-    "--spec",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="TOML with [cells.NAME] bet, gate, files, falsifier (and slug).",
-)
-@click.option("--cites", default=None, help="The reflection this registration answers.")
-@json_option
-@pass_ctx
-def matrix_new(
-    obj: _Ctx,
-    matrix_id: str,
-    cells: tuple[str, ...],
-    spec: Path | None,
-    cites: str | None,
-    as_json: bool,
-) -> int:
-    """Pre-register every cell in one commit, then give each a branch and a worktree."""
-    from ledger.presets.versions import matrix as command
-
-    return command.new(obj.cwd, matrix_id, cells, spec, cites, as_json)
-
-
-@matrix.command("status")
-@click.argument("matrix_id")
-@click.option("--fetch", is_flag=True, help="Fetch every cell branch from the remote first.")
-@json_option
-@pass_ctx
-def matrix_status(obj: _Ctx, matrix_id: str, fetch: bool, as_json: bool) -> int:
-    """Each cell against the shared baseline, with the many-comparisons-adjusted threshold."""
-    from ledger.presets.versions import matrix as command
-
-    return command.status(obj.cwd, matrix_id, fetch, as_json)
-
-
-@matrix.command("join")
-@click.argument("matrix_id")
-@click.argument("cell")
-@json_option
-@pass_ctx
-def matrix_join(obj: _Ctx, matrix_id: str, cell: str, as_json: bool) -> int:
-    """Create a cell's worktree here from the remote's cell branch (run it on this machine)."""
-    from ledger.presets.versions import matrix as command
-
-    return command.join(obj.cwd, matrix_id, cell, as_json)
-
-
-@matrix.command("conclude")
-@click.argument("matrix_id")
-@click.option("--winner", default=None, help="The one cell to merge.")
-@click.option("--none", "none_", is_flag=True, help="No cell wins; nothing is merged.")
-@click.option(
-    "--override", default=None, metavar="REASON", help="Merge a winner that does not pass."
-)
-@json_option
-@pass_ctx
-def matrix_conclude(
-    obj: _Ctx, matrix_id: str, winner: str | None, none_: bool, override: str | None, as_json: bool
-) -> int:
-    """Merge exactly one winning cell (or none) and record every cell's comparison."""
-    from ledger.presets.versions import matrix as command
-
-    return command.conclude(obj.cwd, matrix_id, winner, none_, override, as_json)
-
-
-@matrix.command("clean")
-@click.argument("matrix_id")
-@json_option
-@pass_ctx
-def matrix_clean(obj: _Ctx, matrix_id: str, as_json: bool) -> int:
-    """Remove the cells' worktrees; keep their history under refs/ledger/archive/."""
-    from ledger.presets.versions import matrix as command
-
-    return command.clean(obj.cwd, matrix_id, as_json)
-
-
-# --- campaign ------------------------------------------------------------------
-
-
-@cli.command()
-@click.argument("file", required=False, type=click.Path(path_type=Path))
-@json_option
-@pass_ctx
-def contract(obj: _Ctx, file: Path | None, as_json: bool) -> int:
-    """Commit the campaign's contract (what is measured, what may change)."""
-    from ledger.presets.campaign import commands as command
-
-    return command.contract(obj.cwd, file, as_json)
-
-
-@cli.command()
-@click.option(
-    "--force", default=None, metavar="REASON", help="Take over a campaign armed by another owner."
-)
-@json_option
-@pass_ctx
-def arm(obj: _Ctx, force: str | None, as_json: bool) -> int:
-    """Arm the campaign for its owner (the first [campaign] owner_env variable set, else the
-    git user); refused until the contract and a base are on record."""
-    from ledger.presets.campaign import commands as command
-
-    return command.arm(obj.cwd, force, as_json)
-
-
-@cli.command()
-@click.option("--summary", required=True, help="What the campaign achieved, in a sentence.")
-@json_option
-@pass_ctx
-def close(obj: _Ctx, summary: str, as_json: bool) -> int:
-    """Write the campaign's latest-report.md from its entries, ending 'status: closed'."""
-    from ledger.presets.campaign import commands as command
-
-    return command.close(obj.cwd, summary, as_json)
-
-
-@cli.group()
-def candidate() -> None:
-    """Campaign candidates: one commit measured against the contract."""
-
-
-@candidate.command("record")
-@click.option("--commit", "commit", required=True, help="The candidate commit.")
-@click.option(
-    "--verdict", required=True, type=click.Choice(["base", "promoted", "rejected", "held"])
-)
-@click.option("--reason", default=None, help="Why (required for a promotion or a rejection).")
-@click.option("--speed", default=None, help="A number, or 'N/A: reason'.")
-@click.option("--accel-mem-gb", default=None, help="A number, or 'N/A: reason'.")
-@click.option("--peak-cpu-gb", default=None, help="A number, or 'N/A: reason'.")
-@click.option("--correctness", default=None, help="A number, or 'N/A: reason'.")
-@click.option(
-    "--measure",
-    "extra",
-    multiple=True,
-    metavar="NAME=VALUE",
-    help="A measurement named in [campaign] measurements: a number or 'N/A: reason'.",
-)
-@click.option(
-    "--notes", default=None, help="Notes (say why the less invasive one won, on equal gains)."
-)
-@json_option
-@pass_ctx
-def candidate_record(
-    obj: _Ctx,
-    commit: str,
-    verdict: str,
-    reason: str | None,
-    speed: str | None,
-    accel_mem_gb: str | None,
-    peak_cpu_gb: str | None,
-    correctness: str | None,
-    extra: tuple[str, ...],
-    notes: str | None,
-    as_json: bool,
-) -> int:
-    """Record one candidate verdict with every measurement; regenerates the views.
-
-    The four flags are aliases of --measure speed=..., --measure accel_mem_gb=..., etc."""
-    from ledger.presets.campaign import commands as command
-
-    aliases: dict[str, str | None] = {
-        "speed": speed,
-        "accel_mem_gb": accel_mem_gb,
-        "peak_cpu_gb": peak_cpu_gb,
-        "correctness": correctness,
-    }
-    return command.candidate_record(
-        obj.cwd,
-        commit=commit,
-        verdict=verdict,
-        reason=reason,
-        measures=extra,
-        aliases=aliases,
-        notes=notes,
-        as_json=as_json,
-    )
-
-
-@cli.group()
-def benchmark() -> None:
-    """The campaign's measuring script."""
-
-
-@benchmark.command("adjust")
-@click.option("--reason", required=True, help="How the measuring script changed.")
-@json_option
-@pass_ctx
-def benchmark_adjust(obj: _Ctx, reason: str, as_json: bool) -> int:
-    """Invalidate every earlier number; finish then needs a fresh base and head."""
-    from ledger.presets.campaign import commands as command
-
-    return command.benchmark_adjust(obj.cwd, reason, as_json)
-
-
-@cli.group()
-def mistake() -> None:
-    """The campaign's mistakes log."""
-
-
-@mistake.command("add")
-@click.argument("text")
-@click.option("--caught-by", required=True, help="What caught it.")
-@click.option("--should-have-caught", required=True, help="What should have caught it earlier.")
-@json_option
-@pass_ctx
-def mistake_add(
-    obj: _Ctx, text: str, caught_by: str, should_have_caught: str, as_json: bool
-) -> int:
-    """Add one mistake to the log."""
-    from ledger.presets.campaign import commands as command
-
-    return command.mistake_add(obj.cwd, text, caught_by, should_have_caught, as_json)
-
-
-@cli.command()
-@json_option
-@pass_ctx
-def finish(obj: _Ctx, as_json: bool) -> int:
-    """The campaign's loop condition: exit 0 only when nothing is outstanding (then disarm)."""
-    from ledger.presets.campaign import commands as command
-
-    return command.finish(obj.cwd, as_json)
-
-
-@cli.command()
-@click.option(
-    "--branch", default=None, help="Name of the delivery branch (default campaign/deliver)."
-)
-@json_option
-@pass_ctx
-def deliver(obj: _Ctx, branch: str | None, as_json: bool) -> int:
-    """One clean branch from the base with only the promoted commits and the closed report."""
-    from ledger.presets.campaign import commands as command
-
-    return command.deliver(obj.cwd, branch, as_json)
-
-
-# --- batches -------------------------------------------------------------------
-
-
-@cli.group()
-def weights() -> None:
-    """Batch weights: exactly one revision (or a copy) per closed batch."""
-
-
-@weights.command("init")
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--frozen", multiple=True, help="A target that may never be revised (repeatable).")
-@click.option("--run-id", default=None, help="The loop's own run id (default: generated).")
-@json_option
-@pass_ctx
-def weights_init(
-    obj: _Ctx, file: Path, frozen: tuple[str, ...], run_id: str | None, as_json: bool
-) -> int:
-    """Commit batch-0 from a {target: {key: value}} JSON file; freezes the [batches] thresholds."""
-    from ledger.presets.batches import commands as command
-
-    return command.weights_init(obj.cwd, file, frozen, run_id, as_json)
-
-
-@weights.command("revise")
-@click.option("--target", required=True)
-@click.option("--key", required=True)
-@click.option("--new", "new", required=True, help="The new value (JSON when it parses).")
-@click.option("--reason", required=True)
-@click.option("--string", "as_string", is_flag=True, help="Take --new as a string, never JSON.")
-@click.option(
-    "--replace-container", is_flag=True, help="Allow replacing an object or list with a scalar."
-)
-@json_option
-@pass_ctx
-def weights_revise(
-    obj: _Ctx,
-    target: str,
-    key: str,
-    new: str,
-    reason: str,
-    as_string: bool,
-    replace_container: bool,
-    as_json: bool,
-) -> int:
-    """Revise exactly one weight of the closed batch; opens the next batch.
-
-    --key is a key of the target exactly (keys may hold dots), else a dotted path."""
-    from ledger.presets.batches import commands as command
-
-    return command.weights_change(
-        obj.cwd,
-        copy=False,
-        target=target,
-        key=key,
-        new=new,
-        reason=reason,
-        as_string=as_string,
-        replace_container=replace_container,
-        as_json=as_json,
-    )
-
-
-@weights.command("copy")
-@json_option
-@pass_ctx
-def weights_copy(obj: _Ctx, as_json: bool) -> int:
-    """Carry the closed batch forward byte-identical; opens the next batch."""
-    from ledger.presets.batches import commands as command
-
-    return command.weights_change(
-        obj.cwd, copy=True, target=None, key=None, new=None, reason=None, as_json=as_json
-    )
-
-
-@cli.group()
-def gate() -> None:
-    """Gate arithmetic with thresholds from ledger.toml only (exit 0 pass, 1 fail)."""
-
-
-@gate.command("topic")
-@click.option("--fidelity-rate", type=float, required=True)
-@click.option("--mono", required=True, help="true|false")
-@click.option("--endpoint", required=True, help="true|false")
-@click.option("--topic", default=None, help="The topic's id (default: the next number).")
-@click.option(
-    "--record/--no-record",
-    default=None,
-    help="Record the result for the open batch (a commit); the default when --topic is given.",
-)
-@json_option
-@pass_ctx
-def gate_topic(
-    obj: _Ctx,
-    fidelity_rate: float,
-    mono: str,
-    endpoint: str,
-    topic: str | None,
-    record: bool | None,
-    as_json: bool,
-) -> int:
-    """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints.
-
-    Naming the topic records its result, so the loop knows which topics are done.
-    """
-    from ledger.presets.batches import commands as command
-
-    chosen = record if record is not None else topic is not None
-    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, topic, chosen, as_json)
-
-
-@gate.command("batch")
-@click.option("--flags", required=True, help="One true/false per topic, comma-separated.")
-@click.option("--record", is_flag=True, help="Close the current batch with this result (a commit).")
-@json_option
-@pass_ctx
-def gate_batch(obj: _Ctx, flags: str, record: bool, as_json: bool) -> int:
-    """Batch gate: pass ratio >= batch_ratio_min AND passed topics >= hard_line."""
-    from ledger.presets.batches import commands as command
-
-    return command.gate_batch(obj.cwd, flags, record, as_json)
-
-
-@gate.command("converged")
-@click.option(
-    "--recent", default=None, help="Ratios to judge (default: the recorded batch ratios)."
-)
-@click.option("--record", is_flag=True, help="On a pass, commit the converged state (terminal).")
-@json_option
-@pass_ctx
-def gate_converged(obj: _Ctx, recent: str | None, record: bool, as_json: bool) -> int:
-    """Converged when the last converge_k batch ratios are all >= batch_ratio_min."""
-    from ledger.presets.batches import commands as command
-
-    return command.gate_converged(obj.cwd, recent, record, as_json)
-
-
-@cli.group()
-def trace() -> None:
-    """Trace events (they ride along with the next batch commit)."""
-
-
-@trace.command("emit")
-@click.argument("event")
-@click.option("--field", "fields", multiple=True, metavar="K=V", help="A field (repeatable).")
-@json_option
-@pass_ctx
-def trace_emit(obj: _Ctx, event: str, fields: tuple[str, ...], as_json: bool) -> int:
-    """Append one trace event with the next sequence number."""
-    from ledger.presets.batches import commands as command
-
-    return command.trace_emit(obj.cwd, event, fields, as_json)
-
-
-@cli.command()
-@json_option
-@pass_ctx
-def resume(obj: _Ctx, as_json: bool) -> int:
-    """Where the batches loop stands, rebuilt from disk alone."""
-    from ledger.presets.batches import commands as command
-
-    return command.resume(obj.cwd, as_json)
-
-
-@cli.command()
-@pass_ctx
-def mcp(obj: _Ctx) -> int:
+def mcp(obj: Ctx) -> int:
     """Serve the verbs to agents over MCP (stdio), inside this repository only.
 
     Needs the extra: pip install 'git-ledger[mcp]'.
@@ -910,7 +167,7 @@ def hooks() -> None:
     help="Install into core.hooksPath when it is set.",
 )
 @pass_ctx
-def hooks_install(obj: _Ctx, framework: bool, allow_hooks_path: bool) -> int:
+def hooks_install(obj: Ctx, framework: bool, allow_hooks_path: bool) -> int:
     """Install the pre-commit, prepare-commit-msg, commit-msg and pre-push hooks."""
     from ledger.cli import hooks as command
 
@@ -920,7 +177,7 @@ def hooks_install(obj: _Ctx, framework: bool, allow_hooks_path: bool) -> int:
 @hooks.command("uninstall")
 @click.option("--hooks-path", "allow_hooks_path", is_flag=True, help="Use core.hooksPath when set.")
 @pass_ctx
-def hooks_uninstall(obj: _Ctx, allow_hooks_path: bool) -> int:
+def hooks_uninstall(obj: Ctx, allow_hooks_path: bool) -> int:
     """Remove git-ledger's hooks and restore any hook they replaced."""
     from ledger.cli import hooks as command
 
@@ -936,7 +193,7 @@ def hooks_uninstall(obj: _Ctx, allow_hooks_path: bool) -> int:
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
-def hooks_run(obj: _Ctx, stage: str, args: tuple[str, ...]) -> int:
+def hooks_run(obj: Ctx, stage: str, args: tuple[str, ...]) -> int:
     """Run one stage's checks as the installed hook would (also the pre-commit framework's entry)."""
     from ledger.cli import hooks as command
 
@@ -950,7 +207,7 @@ def hooks_run(obj: _Ctx, stage: str, args: tuple[str, ...]) -> int:
 )
 @click.option("--since", default=None, help="Only versions from this one on.")
 @pass_ctx
-def report(obj: _Ctx, fmt: str, out: Path | None, since: str | None) -> int:
+def report(obj: Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     """A PR-ready report: markdown comment, self-contained HTML with plots, or JSON."""
     from ledger.cli import report as command
 
@@ -966,7 +223,7 @@ def report(obj: _Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     help="A .png or .svg file (default: .git/ledger/plots/<gate>.svg).",
 )
 @pass_ctx
-def plot(obj: _Ctx, gate: str, out: Path | None) -> int:
+def plot(obj: Ctx, gate: str, out: Path | None) -> int:
     """One gate's trajectory: verdicts, standing baseline, noise band."""
     from ledger.cli import report as command
 
@@ -977,23 +234,11 @@ def plot(obj: _Ctx, gate: str, out: Path | None) -> int:
 @click.argument("rev_range", metavar="[RANGE]", required=False)
 @json_option
 @pass_ctx
-def verify(obj: _Ctx, rev_range: str | None, as_json: bool) -> int:
+def verify(obj: Ctx, rev_range: str | None, as_json: bool) -> int:
     """Replay history and check every invariant (exit 1: findings; 2: cannot verify)."""
     from ledger.cli import verify as command
 
     return command.run(obj.cwd, rev_range, as_json)
-
-
-@cli.command()
-@click.argument("step_id")
-@click.option("--reason", required=True, help="Why its results can no longer count (one line).")
-@json_option
-@pass_ctx
-def void(obj: _Ctx, step_id: str, reason: str, as_json: bool) -> int:
-    """Close a version whose results can no longer count; its id is never reused."""
-    from ledger.presets.versions import void as command
-
-    return command.run(obj.cwd, step_id, reason, as_json)
 
 
 @cli.group("config")
@@ -1007,7 +252,7 @@ def config_() -> None:
 @click.option("--reason", required=True, help="Why the setting changes (one line).")
 @json_option
 @pass_ctx
-def config_set(obj: _Ctx, key: str, value: str, reason: str, as_json: bool) -> int:
+def config_set(obj: Ctx, key: str, value: str, reason: str, as_json: bool) -> int:
     """Change KEY in ledger.toml as its own transition; applies to later registrations."""
     from ledger.cli import config as command
 
@@ -1018,7 +263,7 @@ def config_set(obj: _Ctx, key: str, value: str, reason: str, as_json: bool) -> i
 @click.argument("remote", required=False)
 @json_option
 @pass_ctx
-def sync(obj: _Ctx, remote: str | None, as_json: bool) -> int:
+def sync(obj: Ctx, remote: str | None, as_json: bool) -> int:
     """Share the ledger through a git remote: fetch, merge (views regenerated), push."""
     from ledger.cli import sync as command
 
@@ -1042,7 +287,7 @@ def merge_driver(ancestor: str, ours: str, theirs: str, path: str) -> int:
 @click.option("--stop-runs", is_flag=True, help="With --fix: stop runs the ledger recorded.")
 @json_option
 @pass_ctx
-def doctor(obj: _Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
+def doctor(obj: Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
     """Stale locks, interrupted work, leftover processes, hook health (exit 1 if a problem remains)."""
     from ledger.cli import doctor as command
 
@@ -1066,6 +311,12 @@ def help_(ctx: click.Context, verb: tuple[str, ...]) -> int:
         command = sub
     click.echo(here.get_help())
     return 0
+
+
+# Each loop's verbs, declared with the loop that owns them. A verb's place in
+# --help, the man page and completion is click's sorted listing, not this order.
+for _preset_verbs in (versions_verbs, campaign_verbs, batches_verbs):
+    add_verbs(cli, _preset_verbs.COMMANDS)
 
 
 def _log_traceback(args: list[str]) -> str:

@@ -1,0 +1,71 @@
+"""What every click verb shares: the context object, its decorator, the ``--json`` option.
+
+The root group (``ledger.cli.app``) builds one :class:`Ctx` per invocation; the
+generic verbs there and each preset's verbs (``ledger/presets/<name>/verbs.py``)
+read it through :data:`pass_ctx`. It lives in the core because the presets may
+not import the command line (``.importlinter``), while the command line adds
+their verbs to its group. This module imports click and nothing heavier: the
+verb modules that import it load on every ``git ledger`` call.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+class Ctx:
+    """One invocation's context: the directory the command runs in (after ``-C``)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+
+pass_ctx = click.make_pass_decorator(Ctx)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON (stable schema).")
+
+
+class KeepsArgs(click.Command):
+    """A command that remembers its arguments as typed (``run --detach`` re-runs them)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["ledger.args"] = list(args)
+        return super().parse_args(ctx, args)
+
+
+def args_without(ctx: click.Context, flag: str) -> list[str]:
+    """The command's arguments as typed (see :class:`KeepsArgs`), less the flag ``flag``.
+
+    Only the flag goes: a value that reads like it (``--replace --detach``) and
+    anything after ``--`` stay, so the command line means what it meant.
+    """
+    takes_value = {
+        opt
+        for param in ctx.command.params
+        if isinstance(param, click.Option) and not param.is_flag and not param.count
+        for opt in param.opts
+    }
+    out: list[str] = []
+    value_next = False
+    args: list[str] = ctx.meta.get("ledger.args", [])
+    for i, word in enumerate(args):
+        if word == "--" and not value_next:
+            return out + args[i:]
+        if word == flag and not value_next:
+            continue
+        out.append(word)
+        value_next = not value_next and word in takes_value
+    return out
+
+
+def add_verbs(group: click.Group, verbs: tuple[click.Command, ...]) -> None:
+    """Add a preset's verbs to ``group``; refuse a name already taken.
+
+    click would let the later verb replace the earlier one without a word: two
+    loops declaring the same verb is a bug in this program, found on import.
+    """
+    for verb in verbs:
+        if verb.name is None or verb.name in group.commands:
+            raise RuntimeError(f"verb {verb.name!r} is declared twice")
+        group.add_command(verb)

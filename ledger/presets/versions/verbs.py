@@ -1,0 +1,349 @@
+"""The versions loop's verbs, declared here with the loop that owns them.
+
+``ledger.cli.app`` adds :data:`COMMANDS` to its root group. Each wrapper only
+parses and calls one command module of this package, imported inside it, so
+``git ledger --help`` never pays for pygit2, pydantic or scipy. The matrix
+group is in :mod:`ledger.presets.versions.matrixverbs`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ledger.core.clikit import Ctx, KeepsArgs, args_without, json_option, pass_ctx
+from ledger.presets.versions.matrixverbs import matrix
+
+
+@click.command()
+@click.argument("step_id", required=False)
+@click.option("--bet", required=True, help="The one bet, in one sentence.")
+@click.option("--gate", required=True, help="The one targeted gate (a table in ledger.toml).")
+@click.option(
+    "--files", required=True, help="The plan: files the bet will change, comma-separated."
+)
+@click.option("--falsifier", required=True, help="What result would refute the bet.")
+@click.option("--subsystem", default=None, help="The subsystem the bet patches.")
+@click.option(
+    "--parent", default=None, help="The version this one builds on (default: the latest)."
+)
+@click.option("--noop-gates", default=None, help="Gates expected unaffected, comma-separated.")
+@click.option(
+    "--effect", type=float, default=None, help="The effect the bet predicts (metric units)."
+)
+@click.option("--cites", default=None, help="The reflection this registration answers.")
+@click.option("--force", default=None, metavar="REASON", help="Register below the MDE; recorded.")
+@json_option
+@click.pass_context
+def register(ctx: click.Context, /, **options: Any) -> int:
+    """Pre-register a version (the hypothesis, before any code) in one commit."""
+    from ledger.presets.versions import register as command
+
+    # Each option is named once, above; RegisterOptions gives them their types.
+    return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
+
+
+@click.command()
+@click.argument("step_id")
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--gate", required=True, help="The gate these results are for.")
+@click.option("--seed", default=None, help="The seed of this run.")
+@click.option("--window", default=None, help="The walk-forward window of this run.")
+@click.option("--window-start", default=None, help="Window start date (ISO), for effective N.")
+@click.option("--window-end", default=None, help="Window end date (ISO), for effective N.")
+@click.option(
+    "--condition",
+    "conditions",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A run condition other than seed/window (repeatable).",
+)
+@click.option("--wall-time", type=float, default=None, help="Wall time of the run, in seconds.")
+@click.option("--replace", default=None, metavar="REASON", help="Replace an existing result.")
+@click.option(
+    "--remeasure",
+    default=None,
+    metavar="REASON",
+    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
+)
+@json_option
+@pass_ctx
+def record(
+    obj: Ctx,
+    step_id: str,
+    file: Path,
+    gate: str,
+    seed: str | None,
+    window: str | None,
+    window_start: str | None,
+    window_end: str | None,
+    conditions: tuple[str, ...],
+    wall_time: float | None,
+    replace: str | None,
+    remeasure: str | None,
+    as_json: bool,
+) -> int:
+    """Ingest one results JSON as its own entry, with provenance."""
+    from ledger.presets.versions import record as command
+    from ledger.presets.versions.ingest import Measurement
+
+    measurement = Measurement(
+        version=step_id,
+        gate=gate,
+        seed=seed,
+        window=window,
+        window_start=window_start,
+        window_end=window_end,
+        conditions=command.parse_conditions(conditions),
+        wall_time_s=wall_time,
+        replace=replace,
+        remeasure=remeasure,
+    )
+    return command.run(obj.cwd, step_id, file, measurement, as_json)
+
+
+@click.command()
+@click.argument("step_id")
+@click.option(
+    "--verdict", default=None, type=click.Choice(["confirmed", "refuted", "inconclusive"])
+)
+@click.option("--next", "next_text", default=None, help="What the loop does next.")
+@click.option("--note", default=None, help="A note kept with the conclusion.")
+@click.option(
+    "--override",
+    default=None,
+    metavar="REASON",
+    help="Conclude against the statistics; recorded and shown forever.",
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print, per gate, the verdicts the numbers allow; write nothing.",
+)
+@click.option("--wait", is_flag=True, help="Wait for runs of this version still running.")
+@json_option
+@pass_ctx
+def conclude(
+    obj: Ctx,
+    step_id: str,
+    verdict: str | None,
+    next_text: str | None,
+    note: str | None,
+    override: str | None,
+    dry_run: bool,
+    wait: bool,
+    as_json: bool,
+) -> int:
+    """Conclude a version: verdict, statistics, next steps, baseline update; one commit."""
+    from ledger.presets.versions import conclude as command
+
+    if dry_run:
+        return command.dry_run(obj.cwd, step_id, as_json)
+    if verdict is None or next_text is None:
+        from ledger.core.errors import BadInput
+
+        raise BadInput(
+            "--verdict and --next are required", "or --dry-run to see what the numbers allow"
+        )
+    return command.run(
+        obj.cwd,
+        step_id,
+        verdict=verdict,
+        next_text=next_text,
+        note=note,
+        override=override,
+        as_json=as_json,
+        wait=wait,
+    )
+
+
+@click.command()
+@json_option
+@pass_ctx
+def triggers(obj: Ctx, as_json: bool) -> int:
+    """Which reflection triggers fire, with evidence (exit 1 if any)."""
+    from ledger.presets.versions import reflect as command
+
+    return command.run_triggers(obj.cwd, as_json)
+
+
+@click.command()
+@click.argument("after", required=False)
+@click.option(
+    "--commit", is_flag=True, help="Commit the filled reflection (checks all six sections)."
+)
+@json_option
+@pass_ctx
+def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool) -> int:
+    """Write REFLECTION_<ID>.md with its six required sections (default: after the latest version)."""
+    from ledger.presets.versions import reflect as command
+
+    return command.run_reflect(obj.cwd, after, commit, as_json)
+
+
+@click.command()
+@click.argument("action", type=click.Choice(["declare", "resume"]))
+@click.option("--reason", default=None, help="Why the loop is parked.")
+@click.option("--exhausted", multiple=True, help="A direction that is exhausted (repeatable).")
+@click.option(
+    "--resume-criterion",
+    "resume_criteria",
+    multiple=True,
+    help="What must hold before registration resumes (repeatable).",
+)
+@json_option
+@pass_ctx
+def phase(
+    obj: Ctx,
+    action: str,
+    reason: str | None,
+    exhausted: tuple[str, ...],
+    resume_criteria: tuple[str, ...],
+    as_json: bool,
+) -> int:
+    """Declare a phase transition (parks registration) or resume; writes CAMPAIGN_STATUS.md."""
+    from ledger.presets.versions import phase as command
+
+    return command.run(
+        obj.cwd,
+        action,
+        reason=reason,
+        exhausted=exhausted,
+        resume_criteria=resume_criteria,
+        as_json=as_json,
+    )
+
+
+@click.command()
+@json_option
+@pass_ctx
+def baseline(obj: Ctx, as_json: bool) -> int:
+    """The standing-baseline table: best confirmed distribution per gate, regressions named."""
+    from ledger.presets.versions import compare as command
+
+    return command.run_baseline(obj.cwd, as_json)
+
+
+@click.command()
+@click.argument("a")
+@click.argument("b")
+@click.option("--format", "fmt_name", type=click.Choice(["table", "md", "json"]), default="table")
+@json_option
+@pass_ctx
+def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
+    """Gate deltas of version B against version A."""
+    from ledger.presets.versions import compare as command
+
+    return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
+
+
+@click.command("run", cls=KeepsArgs)
+@click.argument("step_id")
+@click.option("--gate", default=None, help="The gate whose command to run (required).")
+@click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
+@click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
+@click.option(
+    "--replicates",
+    type=click.IntRange(min=1),
+    default=1,
+    help="Run each seed N times and check determinism.",
+)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, help="Runs at a time.")
+@click.option("--detach", is_flag=True, help="Return at once; see 'status' and 'wait'.")
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where run artifacts go (default: $LEDGER_OUTPUT_DIR, [run] output_dir, .git/ledger).",
+)
+@click.option(
+    "--replace", default=None, metavar="REASON", help="Run seeds that already have results."
+)
+@click.option(
+    "--record-finished",
+    is_flag=True,
+    help="Record the runs that finished under a run that was killed (see 'doctor').",
+)
+@click.option(
+    "--remeasure",
+    default=None,
+    metavar="REASON",
+    help="Re-measure a concluded version (never changes its verdict; feeds the reflection).",
+)
+@json_option
+@click.pass_context
+def run_(ctx: click.Context, /, **options: Any) -> int:
+    """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
+    from ledger.presets.versions import run as command
+
+    # Each option is named once, above; RunOptions gives them their types.
+    return command.run(
+        ctx.obj.cwd,
+        command.RunOptions(**options),
+        rerun=args_without(ctx, "--detach"),
+    )
+
+
+@click.command()
+@click.option(
+    "--timeout", type=float, default=None, help="Give up after this many seconds (exit 1)."
+)
+@json_option
+@pass_ctx
+def wait(obj: Ctx, timeout: float | None, as_json: bool) -> int:
+    """Block until every run the ledger started has ended."""
+    from ledger.presets.versions import run as command
+
+    return command.wait(obj.cwd, timeout, as_json)
+
+
+@click.command("fields-diff")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@click.option(
+    "--key",
+    default=None,
+    metavar="F1,F2,...",
+    help="Align arrays of records by these fields before comparing (e.g. cycle,symbol,side).",
+)
+@json_option
+def fields_diff(a: Path, b: Path, key: str | None, as_json: bool) -> int:
+    """The first JSON field where two results files differ (floats also as IEEE-754 hex)."""
+    from ledger.core.errors import BadInput
+    from ledger.presets.versions import run as command
+
+    fields = tuple(f.strip() for f in key.split(",")) if key is not None else ()
+    if key is not None and not all(fields):
+        raise BadInput(f"--key {key!r} has an empty field name", "e.g. --key cycle,symbol,side")
+    return command.fields_diff(a, b, as_json, fields)
+
+
+@click.command()
+@click.argument("step_id")
+@click.option("--reason", required=True, help="Why its results can no longer count (one line).")
+@json_option
+@pass_ctx
+def void(obj: Ctx, step_id: str, reason: str, as_json: bool) -> int:
+    """Close a version whose results can no longer count; its id is never reused."""
+    from ledger.presets.versions import void as command
+
+    return command.run(obj.cwd, step_id, reason, as_json)
+
+
+COMMANDS: tuple[click.Command, ...] = (
+    register,
+    record,
+    conclude,
+    triggers,
+    reflect,
+    phase,
+    baseline,
+    diff,
+    run_,
+    wait,
+    fields_diff,
+    matrix,
+    void,
+)
