@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ledger.core import cache
-from ledger.core.cache import MAX_LINES, EntryCache
-from ledger.core.codeid import code_id
+from ledger.core import cache, caches
+from ledger.core.cache import FILE, MAX_LINES, EntryCache
+
+MINE = caches.key(FILE)  # the key of this code's entry cache
 
 
 @pytest.fixture(autouse=True)
@@ -48,8 +49,8 @@ def test_a_save_appends_only_the_new_entries(tmp_path: Path) -> None:
     after = lines(tmp_path)
     assert after[0] == first[0] and len(after) == 2
     assert json.loads(after[1]) == {
-        "version": code_id(),
-        "entries": {"version:" + "f" * 40: {"model": {"id": "V1"}}},
+        "key": MINE,
+        "data": {"version:" + "f" * 40: {"model": {"id": "V1"}}},
     }
     c = reread(tmp_path)
     assert c.get("result:" + f"{7:040x}") == {"model": {"n": 7}}
@@ -60,16 +61,24 @@ def test_a_torn_append_costs_only_its_own_entries(tmp_path: Path) -> None:
     put_and_save(tmp_path, {"a": 1})
     path = tmp_path / "cache" / "entries.json"
     with path.open("a") as handle:  # a crash in the middle of an append
-        handle.write('\n{"version": "' + code_id() + '", "entries": {"torn": ')
+        handle.write('\n{"key": "' + MINE + '", "data": {"torn": ')
     put_and_save(tmp_path, {"b": 2})
     c = reread(tmp_path)
     assert (c.get("a"), c.get("b"), c.get("torn")) == (1, 2, None)
 
 
-def test_another_programs_cache_is_never_believed(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        {"key": "another program", "data": {"a": "theirs"}},
+        {"version": "0.1", "entries": {"a": "theirs"}},  # the format before ledger.core.caches
+    ],
+    ids=["another-key", "older-format"],
+)
+def test_another_programs_cache_is_never_believed(tmp_path: Path, theirs: object) -> None:
     path = tmp_path / "cache" / "entries.json"
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({"version": "another program", "entries": {"a": "theirs"}}))
+    path.write_text(json.dumps(theirs))
     c = reread(tmp_path)
     assert c.get("a") is None
     c.put("b", 2)
@@ -77,7 +86,7 @@ def test_another_programs_cache_is_never_believed(tmp_path: Path) -> None:
     assert len(lines(tmp_path)) == 1  # replaced whole, not appended to
     # A line another program appended to ours is skipped too.
     with path.open("a") as handle:
-        handle.write("\n" + json.dumps({"version": "another program", "entries": {"b": 9}}) + "\n")
+        handle.write("\n" + json.dumps({"key": "another program", "data": {"b": 9}}) + "\n")
     assert reread(tmp_path).get("b") == 2
 
 

@@ -342,9 +342,10 @@ def test_no_writer_in_the_package_bypasses_the_atomic_writer() -> None:
         ("ledger/core/repobase.py", "os.replace"),
         ("ledger/presets/versions/runner.py", "os.open"),  # a run's log, O_EXCL|O_NOFOLLOW
         ("ledger/presets/versions/run.py", "open"),  # the detached batch's log
-        ("ledger/core/cache.py", "os.open"),  # the entry cache's appended lines (derived data)
-        ("ledger/core/store.py", "os.open"),  # write.lock: flock only
-        ("ledger/core/store.py", "os.replace"),  # a partial file moved aside, nothing written
+        ("ledger/core/caches.py", "os.open"),  # a cache log's appended lines (derived data)
+        ("ledger/core/store/write.py", "os.open"),  # write.lock: flock only
+        # A partial file moved aside after a crash, nothing written:
+        ("ledger/core/store/worktree.py", "os.replace"),
     }
     root = Path(repobase.__file__).parent.parent
     found = set()

@@ -18,8 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ledger.core import store as store_module
-from ledger.core.store import Snapshot, Store, Transition
+from ledger.core.store import Snapshot, Store, Transition, faults
 
 
 def pause_at(point: str, signal_file: str) -> Callable[[str], None]:
@@ -74,10 +73,10 @@ def main(repo: str, count: int, tag: str) -> int:
 if __name__ == "__main__":
     args = sys.argv[1:]
     if args[:1] == ["--pause-at"]:
-        store_module.fault_hook = pause_at(args[1], args[2])
+        faults.fault_hook = pause_at(args[1], args[2])
         args = args[3:]
     elif args[:1] == ["--fail-at"]:
-        store_module.fault_hook = fail_at(args[1], args[2])
+        faults.fault_hook = fail_at(args[1], args[2])
         args = args[3:]
     if args[:1] == ["--cli"]:
         from ledger.cli.app import main as cli_main

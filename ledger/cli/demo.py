@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import shlex
-import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 import click
 
-from ledger.core import launch, output
+from ledger.core import gitcli, launch, output
 from ledger.core.errors import BadInput, LedgerError
 from ledger.core.repobase import write_atomic
 from ledger.core.resources import read_resource
@@ -73,9 +72,7 @@ class Demo:
             f"(cd {shlex.quote(str(where.relative_to(self.repo)))}) " if where != self.repo else ""
         )
         output.say(f"$ {prefix}git {shlex.join(args)}")
-        proc = subprocess.run(
-            ["git", *args], cwd=where, capture_output=True, text=True, check=False
-        )
+        proc = gitcli.run(list(args), where, check=False)
         if proc.returncode != 0:
             raise LedgerError(f"demo: git {' '.join(args)} failed: {proc.stderr.strip()}")
         for line in (proc.stdout + proc.stderr).strip().splitlines():
@@ -161,7 +158,7 @@ def run(directory: Path | None, app: click.Group) -> int:
         # own top level, where .git is a file, and its commits would run no hooks.
         ("core.hooksPath", str(repo / ".git" / "hooks")),
     ):
-        subprocess.run(["git", "config", key, value], cwd=repo, check=True)
+        gitcli.run(["config", key, value], repo)
     _write(repo / "eval.py", read_resource("templates", "demo/eval.py"))
     _write(
         repo / "params.json",

@@ -11,7 +11,6 @@ and only those the ledger itself recorded.
 
 from __future__ import annotations
 
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,18 +99,10 @@ def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -
 
 
 def check_git_responds(store: Store, report: Report) -> bool:
-    try:
-        subprocess.run(
-            ["git", "rev-parse", "--git-dir"],
-            cwd=store.workdir or store.common_dir,
-            capture_output=True,
-            timeout=5,
-            check=True,
-        )
-    except (subprocess.TimeoutExpired, subprocess.CalledProcessError, OSError) as exc:
+    why = gitcli.responds(store.workdir or store.common_dir, timeout=5)
+    if why is not None:
         report.problems.append(
-            f"git does not respond within 5 s ({type(exc).__name__}): "
-            "the environment needs a person"
+            f"git does not respond within 5 s ({why}): the environment needs a person"
         )
         return False
     return True

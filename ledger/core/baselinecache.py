@@ -11,19 +11,18 @@ Each version gets a link ``h_i = H(h_{i-1}, what the walk reads of version i)``
 gate); the cache keeps, per gate and configuration, the chain and the best
 after each link. A caller resumes from the longest prefix whose links agree
 and compares only the versions after it. The same inputs always give the same
-links, so a cached answer is never stale, and the file is derived data like
-the entry cache: delete it any time, a corrupt or foreign one is ignored.
+links, so a cached answer is never stale. The file is one derived cache
+(:mod:`ledger.core.caches`): the last :data:`KEEP` walks under this code's key;
+delete it any time, a corrupt or foreign one is ignored.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 from typing import Any
 
-from ledger.core.codeid import code_id
-from ledger.core.repobase import write_atomic
+from ledger.core import caches
 
 FILE = "baseline-history.json"
 KEEP = 16  # (gate, configuration) pairs remembered
@@ -44,38 +43,14 @@ def link(previous: str, fingerprint: str) -> str:
 
 def load(state_dir: str, key: str) -> tuple[list[str], list[str | None]]:
     """(chain, best id after each link) cached for ``key``; empty when there is none."""
-    try:
-        with open(os.path.join(state_dir, "cache", FILE), encoding="utf-8") as handle:
-            raw = json.load(handle)
-        if raw.get("version") != code_id():
-            return [], []
-        found = raw["gates"].get(key)
-        if found is None:
-            return [], []
-        chain, best = found["chain"], found["best"]
-        if isinstance(chain, list) and isinstance(best, list) and len(chain) == len(best):
-            return chain, best
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        pass
+    found = caches.recall(caches.path(state_dir, FILE), caches.key(FILE), key, dict)
+    chain, best = (found.get("chain"), found.get("best")) if found is not None else (None, None)
+    if isinstance(chain, list) and isinstance(best, list) and len(chain) == len(best):
+        return chain, best
     return [], []
 
 
 def save(state_dir: str, key: str, chain: list[str], best: list[str | None]) -> None:
-    path = os.path.join(state_dir, "cache", FILE)
-    try:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                raw = json.load(handle)
-            gates = raw["gates"] if raw.get("version") == code_id() else {}
-            if not isinstance(gates, dict):
-                gates = {}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            gates = {}
-        gates.pop(key, None)
-        gates[key] = {"chain": chain, "best": best}
-        while len(gates) > KEEP:
-            del gates[next(iter(gates))]
-        data = json.dumps({"version": code_id(), "gates": gates}, separators=(",", ":"))
-        write_atomic(path, data, durable=False)
-    except OSError:
-        return  # a cache that cannot be written only costs time
+    caches.remember(
+        caches.path(state_dir, FILE), caches.key(FILE), key, {"chain": chain, "best": best}, KEEP
+    )

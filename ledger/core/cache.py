@@ -1,11 +1,11 @@
 """Parsed entries cached by blob id under .git/ledger/, so big ledgers stay fast.
 
 A blob id names its content and the cache is keyed by the program's own code
-(:func:`ledger.core.codeid.code_id`: its version and its modules), so a cached
-parse is never stale: reading a 10,000-step ledger re-parses only the files
-whose content is new, and a program that parses differently (an upgrade, an
-edited checkout) starts a new cache. The cache is derived data (delete it any
-time); it is written atomically and a corrupt or foreign one is simply ignored.
+(:func:`ledger.core.caches.key`), so a cached parse is never stale: reading a
+10,000-step ledger re-parses only the files whose content is new, and a program
+that parses differently (an upgrade, an edited checkout) starts a new cache.
+The cache is derived data (delete it any time); it is written atomically and a
+corrupt or foreign one is simply ignored (:mod:`ledger.core.caches`).
 
 One process reads the file once: ``conclude`` loads the state and replays
 history (ledger.core.verify), and at 10,000 steps the file is tens of megabytes, so
@@ -13,27 +13,25 @@ every :class:`EntryCache` of one path shares what was read while the file on
 disk is the one it was read from (size, mtime and inode unchanged).
 
 A transition adds a handful of entries to a cache of tens of thousands, so
-the file is a log: its first line is the whole cache (``{"version", "entries"}``,
-written atomically), and a save appends one line with only the entries that
-are new (``{"version", "entries"}`` again, each line keyed by the code that
-parsed it). Rewriting 45 MB for five new entries cost a ``conclude`` at
-10,000 steps more than a second. A line that does not parse (a torn append
-after a crash) or names other code is skipped; every append starts on a new
-line so a torn one never swallows the next; after :data:`MAX_LINES` appends
-the next save writes the whole cache again in one line.
+the file is a log (:func:`ledger.core.caches.append`): its first line is the
+whole cache, written atomically, and a save appends one line with only the
+entries that are new, each line under the key of the code that parsed it.
+Rewriting 45 MB for five new entries cost a ``conclude`` at 10,000 steps more
+than a second. A line that does not parse (a torn append after a crash) or
+names other code is skipped; after :data:`MAX_LINES` appends the next save
+writes the whole cache again in one line.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from ledger.core.codeid import code_id
-from ledger.core.repobase import write_atomic
+from ledger.core import caches
 
 MAX_LINES = 200
+FILE = "entries.json"
 
 
 class _Loaded:
@@ -65,33 +63,16 @@ def _signature(path: Path) -> tuple[int, int, int] | None:
 
 def _read(path: Path) -> tuple[dict[str, Any], int]:
     """The entries this code wrote to ``path``, and how many lines the file has."""
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError):
-        return {}, 0
-    me = code_id()
+    records, lines = caches.read_log(path, caches.key(FILE), dict)
     data: dict[str, Any] = {}
-    lines = text.split("\n")
-    for number, line in enumerate(lines):
-        if not line:
-            continue
-        try:
-            raw = json.loads(line)
-        except ValueError:
-            continue  # a torn append
-        if not isinstance(raw, dict) or raw.get("version") != me:
-            if number == 0:
-                return {}, 0  # another program's cache: start a new one
-            continue
-        entries = raw.get("entries")
-        if isinstance(entries, dict):
-            data.update(entries)
-    return data, sum(1 for line in lines if line)
+    for entries in records:
+        data.update(entries)
+    return data, lines
 
 
 class EntryCache:
     def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / "cache" / "entries.json"
+        self.path = Path(caches.path(state_dir, FILE))
         self._shared: _Loaded | None = None
 
     def _load(self) -> _Loaded:
@@ -118,23 +99,14 @@ class EntryCache:
         shared = self._shared
         if shared is None or not shared.dirty:
             return
-        try:
-            if 0 < shared.lines < MAX_LINES and _signature(self.path) is not None:
-                line = json.dumps({"version": code_id(), "entries": shared.fresh})
-                # Appended, not replaced: see the module's docstring. The leading
-                # newline ends a line a crash may have left torn.
-                # O_NOFOLLOW: like write_atomic, never write through a planted link.
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-                try:
-                    os.write(fd, f"\n{line}\n".encode())
-                finally:
-                    os.close(fd)
-                shared.lines += 1
-            else:
-                data = json.dumps({"version": code_id(), "entries": shared.data})
-                write_atomic(self.path, data + "\n", durable=False)
-                shared.lines = 1
-        except OSError:
-            return  # a cache that cannot be written only costs speed
+        cache_key = caches.key(FILE)
+        # Appended while the log is short (see the module's docstring), else whole;
+        # a cache that cannot be written only costs speed.
+        if 0 < shared.lines < MAX_LINES and caches.append(self.path, cache_key, shared.fresh):
+            shared.lines += 1
+        elif caches.save(self.path, cache_key, shared.data):
+            shared.lines = 1
+        else:
+            return
         shared.fresh = {}
         shared.signature = _signature(self.path)

@@ -1,5 +1,6 @@
 """The only module of the full program that runs the git program (the hooks'
-fast path spawns it through :func:`ledger.core.repobase.git`, without subprocess).
+fast path spawns it through :func:`ledger.core.repobase.git`, without subprocess;
+tests/test_git_boundary.py holds every other module to it).
 
 pygit2 is the hot path, but some things must go through git itself: push and
 fetch (credential helpers, ssh config, ``--atomic``, leases), worktrees,
@@ -9,6 +10,7 @@ apply. Every call is an argv list, never a shell.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import subprocess
@@ -116,6 +118,34 @@ def run(
     return proc
 
 
+def run_bytes(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run` for output read as bytes (object contents, paths that may not be UTF-8),
+    never checked: the caller says what a failure means."""
+    try:
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, env=git_env(), check=False
+        )
+    except FileNotFoundError:
+        raise BadInput("the git program is not on PATH", "install git") from None
+
+
+def responds(cwd: Path, timeout: float) -> str | None:
+    """None when git answers at ``cwd`` within ``timeout`` seconds; else why not, as the
+    name of what went wrong (``TimeoutExpired``, ``CalledProcessError``, an ``OSError``)."""
+    try:
+        subprocess.run(
+            ["git", "rev-parse", "--git-dir"],
+            cwd=cwd,
+            capture_output=True,
+            timeout=timeout,
+            check=True,
+            env=git_env(),
+        )
+    except (subprocess.TimeoutExpired, subprocess.CalledProcessError, OSError) as exc:
+        return type(exc).__name__
+    return None
+
+
 def reason(proc: subprocess.CompletedProcess[str]) -> str:
     """Why git failed, in git's words: its ``fatal:``/``error:`` lines with the indented
     lines that follow them (the paths it names), else the first lines it printed."""
@@ -199,6 +229,67 @@ class DirtyCheck:
                 raise LedgerError("git status failed while checking the work tree")
             self._answer = bool(out.strip(b"\0"))
         return bool(self._answer)
+
+
+class CatFileBatch:
+    """One long-lived ``git cat-file --batch``: objects by id, one process for a whole run.
+
+    A git per object costs a process start each (~2 ms); ``verify``'s incremental
+    path reads its blobs through one. Started at the first :meth:`read`, ended
+    by :meth:`close`. Whatever git cannot answer (a missing object, git gone)
+    reads as None and the caller says what that means.
+    """
+
+    def __init__(self, cwd: Path) -> None:
+        self._cwd = cwd
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        try:
+            self._proc = subprocess.Popen(
+                ["git", "cat-file", "--batch"],
+                cwd=self._cwd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=git_env(),
+            )
+        except FileNotFoundError:
+            raise BadInput("the git program is not on PATH", "install git") from None
+        return self._proc
+
+    def read(self, object_id: str) -> tuple[str, bytes] | None:
+        """(type, contents) of ``object_id``; None when git has no such object to give."""
+        if not object_id or any(c in object_id for c in "\n\r\0"):
+            raise BadInput(f"not an object name: {object_id!r}")
+        proc = self._proc or self._start()
+        pipe_in, pipe_out = proc.stdin, proc.stdout
+        if pipe_in is None or pipe_out is None:
+            raise BadInput("git cat-file --batch did not start", "check that git is installed")
+        try:
+            pipe_in.write(object_id.encode() + b"\n")
+            pipe_in.flush()
+        except BrokenPipeError:
+            self.close()
+            return None
+        header = pipe_out.readline().split()  # "<id> <type> <size>", or "<name> missing"
+        if len(header) != 3 or not header[2].isdigit():
+            if not header:  # git ended (a corrupt object store): the next read starts anew
+                self.close()
+            return None
+        data = pipe_out.read(int(header[2]))
+        pipe_out.read(1)  # the newline after the contents
+        return header[1].decode(), data
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def locate(cwd: Path) -> tuple[Path, Path]:

@@ -13,14 +13,16 @@ the full replay with the validated configuration.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger.core import gitcli
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.errors import BadInput
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 class GitHistory:
@@ -36,13 +38,10 @@ class GitHistory:
         self.ledger_state_dir = common / "ledger"
         self.repo = self  # merge_base, as pygit2's Repository has it
         self._refs: dict[str, str] | None = None
-        self._batch: subprocess.Popen[bytes] | None = None
+        self._batch = gitcli.CatFileBatch(top)  # started at the first packed blob
 
     def close(self) -> None:
-        if self._batch is not None and self._batch.stdin is not None:
-            self._batch.stdin.close()
-            self._batch.wait()
-            self._batch = None
+        self._batch.close()
 
     def read_blob(self, blob_id: str) -> bytes:
         """One blob: a loose object (what the last few commits wrote) straight from the
@@ -50,25 +49,10 @@ class GitHistory:
         loose = self._loose_blob(blob_id)
         if loose is not None:
             return loose
-        if self._batch is None:
-            self._batch = subprocess.Popen(
-                ["git", "cat-file", "--batch"],
-                cwd=self.top,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=gitcli.git_env(),
-            )
-        pipe_in, pipe_out = self._batch.stdin, self._batch.stdout
-        if pipe_in is None or pipe_out is None:
-            raise BadInput("git cat-file --batch did not start", "check that git is installed")
-        pipe_in.write(blob_id.encode() + b"\n")
-        pipe_in.flush()
-        header = pipe_out.readline().split()
-        if len(header) != 3 or header[1] != b"blob":
+        found = self._batch.read(blob_id)
+        if found is None or found[0] != "blob":
             raise BadInput(f"no blob {blob_id}: history is incomplete", "git fetch --unshallow")
-        data = pipe_out.read(int(header[2]))
-        pipe_out.read(1)  # the newline after the contents
-        return data
+        return found[1]
 
     def _loose_blob(self, blob_id: str) -> bytes | None:
         """The blob as git stores a loose object (``objects/xx/yyyy``: zlib-deflated
@@ -92,9 +76,7 @@ class GitHistory:
         return data
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(
-            ["git", *args], cwd=self.top, capture_output=True, check=False, env=gitcli.git_env()
-        )
+        return gitcli.run_bytes(list(args), self.top)
 
     def _git(self, *args: str) -> bytes:
         proc = self._run(*args)

@@ -1,0 +1,110 @@
+"""pygit2 objects as the rest of the store reads them: one commit's tree, a commit's facts.
+
+A :class:`Snapshot` is the read side of everything: the state of a ledger is
+parsed from the tree of one commit (or the index, or a merge computed in
+memory), never from the work tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar
+
+import pygit2
+
+from ledger.core.commitinfo import CommitInfo, parse_trailers
+from ledger.core.errors import EnvironmentFailure, LedgerError, errno_hint, errno_in
+
+# libgit2 maps pack files in windows of up to 1 GB, keeping up to 8 GB mapped, and a
+# mapped page that was read counts as resident: reading 60,000 entry blobs of a
+# 10,000-step ledger left 243 MB resident for 93 MB with 32 MB windows, at the same
+# speed. Process-wide, set once on import.
+PACK_WINDOW = 32 << 20
+pygit2.settings.mwindow_size = PACK_WINDOW
+pygit2.settings.mwindow_mapped_limit = PACK_WINDOW
+
+_O = TypeVar("_O", pygit2.Blob, pygit2.Tree, pygit2.Commit)
+
+
+def get_object(repo: pygit2.Repository, oid: str | pygit2.Oid, kind: type[_O]) -> _O:
+    """The object ``oid`` as ``kind``; anything else means a corrupt or foreign ref."""
+    obj = repo[oid]
+    if not isinstance(obj, kind):
+        raise LedgerError(f"object {oid} is not a {kind.__name__.lower()}")
+    return obj
+
+
+def git_error(what: str, exc: Exception) -> LedgerError:
+    """A libgit2 failure: the environment's when its text names an errno, else a bug.
+
+    libgit2 formats ``strerror`` in this process, whose messages are never
+    translated, so the errno is read back exactly (``errors.errno_in``).
+    """
+    code = errno_in(str(exc))
+    if code is not None:
+        return EnvironmentFailure(f"{what}: {exc}", errno_hint(code), code=code)
+    return LedgerError(f"{what}: {exc}")
+
+
+def info_of(commit: pygit2.Commit) -> CommitInfo:
+    return CommitInfo(
+        id=str(commit.id),
+        parents=tuple(str(p) for p in commit.parent_ids),
+        message=commit.message,
+        time=commit.commit_time,
+        author=f"{commit.author.name} <{commit.author.email}>",
+        trailers=parse_trailers(commit.message),
+    )
+
+
+@dataclass
+class Snapshot:
+    """A read-only view of one commit's tree (or of an unborn branch: empty)."""
+
+    repo: pygit2.Repository
+    commit_id: str | None
+    tree: pygit2.Tree | None
+
+    def _object(self, path: str) -> pygit2.Object | None:
+        if self.tree is None or not path:
+            return self.tree
+        try:
+            entry = self.tree[path]
+        except KeyError:
+            return None
+        return self.repo[entry.id]
+
+    def tree_id(self, path: str = "") -> str | None:
+        obj = self._object(path)
+        return str(obj.id) if isinstance(obj, pygit2.Tree) else None
+
+    def blob_id(self, path: str) -> str | None:
+        obj = self._object(path)
+        return str(obj.id) if isinstance(obj, pygit2.Blob) else None
+
+    def read(self, path: str) -> bytes | None:
+        obj = self._object(path)
+        return obj.data if isinstance(obj, pygit2.Blob) else None
+
+    def read_blob(self, blob_id: str) -> bytes:
+        return get_object(self.repo, blob_id, pygit2.Blob).data
+
+    def is_tree(self, path: str) -> bool:
+        return isinstance(self._object(path), pygit2.Tree)
+
+    def files(self, prefix: str) -> dict[str, str]:
+        """Every blob below ``prefix`` (recursively): path -> blob id."""
+        out: dict[str, str] = {}
+        root = self._object(prefix)
+        if not isinstance(root, pygit2.Tree):
+            return out
+        stack: list[tuple[str, pygit2.Tree]] = [(prefix, root)]
+        while stack:
+            base, tree = stack.pop()
+            for entry in tree:
+                path = f"{base}/{entry.name}" if base else str(entry.name)
+                if entry.type_str == "tree":
+                    stack.append((path, get_object(self.repo, entry.id, pygit2.Tree)))
+                elif entry.type_str == "blob":
+                    out[path] = str(entry.id)
+        return out
