@@ -17,7 +17,9 @@ Rules (each finding names one):
    is caught even when the rewriter moved the branch.
 2. ``append-only-results``: a result changes only by ``record --replace``
    (a ``Ledger-Replace`` trailer) and disappears only by a whole ``git revert``
-   of the transition that recorded it (shown as "withdrawn" forever).
+   of the transition that recorded it (shown as "withdrawn" forever); after
+   its version's conclusion only a re-measurement (the ``remeasure`` kind: a
+   ``Ledger-Remeasure`` trailer) adds one, in a slot no verdict reads.
 3. ``ids-never-reused``: an id registered once is never registered again;
    results that predate the current registration of their id never count.
 4. ``config-frozen``: the verdict-affecting tables of the configuration
@@ -66,15 +68,24 @@ from ledger.core.verify.gitlog import log_changes
 from ledger.core.verify.queries import frozen_config, require_clean, reserved_ids
 from ledger.core.verify.registrations import STARTS, frozen_of
 from ledger.core.verify.replay import VState
-from ledger.core.verify.results import RESULT_KINDS
+from ledger.core.verify.results import (
+    REMEASURE,
+    REMEASURE_SLOT,
+    RESULT_KINDS,
+    TRAILER_REMEASURE,
+    kind_of,
+)
 from ledger.core.verify.witness import REMOTE_WITNESS, WITNESS, create_witness, witness_findings
 
 __all__ = [
     "CACHE_FILE",
     "CACHE_VERSION",
+    "REMEASURE",
+    "REMEASURE_SLOT",
     "REMOTE_WITNESS",
     "RESULT_KINDS",
     "STARTS",
+    "TRAILER_REMEASURE",
     "WITNESS",
     "Finding",
     "NeedsFull",
@@ -86,6 +97,7 @@ __all__ = [
     "frozen_config",
     "frozen_of",
     "history_notes",
+    "kind_of",
     "log_changes",
     "replay",
     "require_clean",

@@ -15,12 +15,12 @@ from ledger.core.commitrules import glob_match, is_free
 from ledger.core.verify.findings import withdrawn_reason
 from ledger.core.verify.registrations import version_change
 from ledger.core.verify.replay import Change, Replay, VState
-from ledger.core.verify.results import result_change
+from ledger.core.verify.results import kind_of, result_change
 
 
 def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
     versions: dict[str, VState] = state["v"]
-    kind = c.trailer(TRAILER_TRANSITION)
+    kind = kind_of(c)  # a re-measurement is a kind of its own
     step = c.trailer(TRAILER_STEP) or ""
     changes = r.diff(c)
     base = r.dir + "/"

@@ -18,13 +18,17 @@ from ledger.core.verify.findings import Finding, Note, Report, deleted_finding
 from ledger.core.verify.gitlog import log_changes
 from ledger.core.verify.replay import Replay, VState
 from ledger.core.verify.witness import witness_findings
+from ledger.core.verifycache import RULES_VERSION
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
 if TYPE_CHECKING:
     from ledger.core.store import Store
 
 CACHE_FILE = "verify-cache.json"
-CACHE_VERSION = 3
+# The history rules' version (and the cache's format): a cache or a saved report made by
+# other rules is never read, so a rule that now accepts a kind of transition (or finds
+# more) is applied to the whole history at once.
+CACHE_VERSION = RULES_VERSION
 KEEP_CONFIGS = 8  # configuration blobs whose verdict-affecting tables are cached
 KEEP_TIPS = 4
 

@@ -109,7 +109,8 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
                 path,
                 "transitions-only",
                 f"{vid} came into being in a commit that is not its registration "
-                f"(Ledger-Transition: {kind or 'none'}); a squash merge or a hand edit",
+                f"(Ledger-Transition: {c.trailer(TRAILER_TRANSITION) or 'none'}); a squash "
+                "merge or a hand edit",
                 "merge ledger branches with a merge commit or rebase-merge, never squash; "
                 f"git ledger void {vid} --reason ...",
                 vid,

@@ -1,17 +1,41 @@
 """The rules for results (invariant 2): a result is added by its version's record
 transition while the version is open, changes only by ``record --replace``, and
-disappears only by a whole ``git revert`` of the transition that recorded it."""
+disappears only by a whole ``git revert`` of the transition that recorded it.
+
+A re-measurement (``run --remeasure``, ``record --remeasure``: the eval noise a
+reflection asks for) is a kind of transition of its own, ``remeasure``: a record
+transition that carries a ``Ledger-Remeasure`` trailer. It only adds results to a
+concluded version, each in a slot of its own (``-r1000`` and up) that says why
+(``provenance.remeasure``), so no verdict ever reads it; it never edits or deletes one.
+The trailer, not a new ``Ledger-Transition`` value, marks the kind: every
+re-measurement already recorded carries it, so the histories verify refused before
+verify now, and ``log``, reverts and the hooks keep reading the record kinds they know.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ledger.core.commitinfo import TRAILER_TRANSITION
+from ledger.core.commitinfo import TRAILER_TRANSITION, CommitInfo
 from ledger.core.repobase import base_id, cell_of
 from ledger.core.verify.findings import deleted_finding, withdrawn_reason
 from ledger.core.verify.replay import Change, Replay, VState
 
 RESULT_KINDS = ("record", "run", "run-failed")  # transitions that add results
+REMEASURE = "remeasure"  # the kind of a result transition with a Ledger-Remeasure trailer
+TRAILER_REMEASURE = "Ledger-Remeasure"
+# The first replicate slot of a re-measurement: past any the version's own runs use.
+REMEASURE_SLOT = 1000
+_SLOT = re.compile(r"-r([0-9]+)(?:-failed)?\.json$")
+
+
+def kind_of(c: CommitInfo) -> str | None:
+    """The kind of transition ``c`` is, as the history rules know it (None: not one)."""
+    kind = c.trailer(TRAILER_TRANSITION)
+    if kind in RESULT_KINDS and (c.trailer(TRAILER_REMEASURE) or "").strip():
+        return REMEASURE
+    return kind
 
 
 def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
@@ -69,18 +93,20 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
     by_matrix = kind == "matrix-conclude" and bool(cell_of(vid)) and base_id(vid) == step
     # sync's rename moves a version's results with it, in the same commit.
     by_matrix = by_matrix or (kind == "rename" and step == vid)
-    if (kind not in RESULT_KINDS or step != vid) and not by_matrix:
+    remeasure = kind == REMEASURE
+    if ((kind not in RESULT_KINDS and not remeasure) or step != vid) and not by_matrix:
         r.finding(
             c,
             path,
             "transitions-only",
             f"a result of {vid} was added outside a record transition "
-            f"(Ledger-Transition: {kind or 'none'})",
+            f"(Ledger-Transition: {c.trailer(TRAILER_TRANSITION) or 'none'})",
             f"record results with git ledger record/run; revert {c.id[:10]}",
             vid,
         )
         return
     current = versions.get(vid)
+    closed = current is not None and bool(set(current[3]) & set("cv"))
     if current is None or "g" in current[3]:
         r.finding(
             c,
@@ -90,12 +116,49 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
             f"git ledger void {vid} --reason ...",
             vid,
         )
-    elif set(current[3]) & set("cv") and not by_matrix:
+    elif remeasure:
+        remeasure_added(r, change, parsed["model"], vid, closed)
+    elif closed and not by_matrix:
         r.finding(
             c,
             path,
             "append-only-results",
             f"a result of {vid} recorded after its conclusion could not have informed it",
             "register a new version to measure again",
+            vid,
+        )
+
+
+def remeasure_added(
+    r: Replay, change: Change, model: dict[str, Any], vid: str, closed: bool
+) -> None:
+    """A re-measurement adds to a concluded version only, where no verdict reads."""
+    c, path = change.commit, change.path
+    if not closed:
+        r.finding(
+            c,
+            path,
+            "transitions-only",
+            f"a re-measurement of {vid} was recorded while {vid} is open: its verdict "
+            "would read it",
+            f"restore it (git revert {c.id[:10]}); record an open version's results with "
+            "git ledger record/run, and re-measure it once concluded",
+            vid,
+        )
+        return
+    slot = _SLOT.search(path)
+    reason = str((model.get("provenance") or {}).get("remeasure") or "").strip()
+    # A failed run counts for no verdict, and its entry does not carry the reason.
+    unread = bool(reason) or model.get("status") == "failed"
+    if slot is None or int(slot.group(1)) < REMEASURE_SLOT or not unread:
+        r.finding(
+            c,
+            path,
+            "append-only-results",
+            f"a re-measurement of {vid} was written where its verdict reads: a "
+            f"re-measurement takes a slot of its own (-r{REMEASURE_SLOT} and up) and says "
+            "why (provenance.remeasure)",
+            f"restore it (git revert {c.id[:10]}); re-measure with git ledger run/record "
+            "--remeasure REASON",
             vid,
         )
