@@ -65,7 +65,7 @@ from ledger.core.verify.findings import (
     withdrawn_reason,
 )
 from ledger.core.verify.gitlog import log_changes
-from ledger.core.verify.queries import frozen_config, require_clean, reserved_ids
+from ledger.core.verify.queries import frozen_config, registration, require_clean, reserved_ids
 from ledger.core.verify.registrations import STARTS, frozen_of
 from ledger.core.verify.replay import VState
 from ledger.core.verify.results import (
@@ -99,6 +99,7 @@ __all__ = [
     "history_notes",
     "kind_of",
     "log_changes",
+    "registration",
     "replay",
     "require_clean",
     "require_full",

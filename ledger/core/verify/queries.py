@@ -15,14 +15,18 @@ if TYPE_CHECKING:
     from ledger.core.store import Store
 
 
+def _unregistered(vid: str) -> Refused:
+    return Refused(
+        f"{vid} has no registration commit on this branch", f"git ledger register {vid} ..."
+    )
+
+
 def require_clean(store: Store, config: Any, config_file: str, vid: str, tip: str | None) -> str:
     """The registration commit of ``vid``; Refused when its history has findings."""
     report = verify(store, config, config_file, tip)
     reg = report.registrations.get(base_id(vid))
     if reg is None:
-        raise Refused(
-            f"{vid} has no registration commit on this branch", f"git ledger register {vid} ..."
-        )
+        raise _unregistered(vid)
     found = report.for_step(vid, reg, store)
     if found:
         lines = "; ".join(f.line() for f in found[:3]) + (" ..." if len(found) > 3 else "")
@@ -31,6 +35,23 @@ def require_clean(store: Store, config: Any, config_file: str, vid: str, tip: st
             f"see 'git ledger verify'; close it with 'git ledger void {vid} --reason ...'",
         )
     return reg
+
+
+def registration(
+    store: Store, config: Any, config_file: str, vid: str, tip: str | None = None
+) -> str:
+    """The commit that registered ``vid`` (its own file: a matrix cell has none), by the
+    one frozen-registration rule (:mod:`.registrations`): Refused with that rule's
+    finding, worded as ``verify`` words it, when the registration was edited or deleted
+    after it; Refused when there is none on this branch."""
+    report = verify(store, config, config_file, tip)
+    found = [f for f in report.findings if f.rule == "frozen-registration" and f.step == vid]
+    if found:
+        raise Refused.of(found)
+    commit = report.registrations.get(vid) if vid in report.ever else None
+    if commit is None:
+        raise _unregistered(vid)
+    return commit
 
 
 def reserved_ids(store: Store, config: Any, config_file: str) -> dict[str, str]:
