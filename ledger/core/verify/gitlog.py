@@ -39,6 +39,10 @@ def log_changes(
         *(f"^{h}" for h in hide),
         "--",
     ]
+    # Not gitcli.run: that decodes git's output as strict UTF-8 text (and folds \r\n),
+    # while history may hold a Latin-1 message or a file name that is not UTF-8 (an
+    # exit 3 on the whole replay). The output stays bytes here, decoded field by field;
+    # gitcli has no runner for bytes yet, and this is the call that waits for one.
     try:
         proc = subprocess.run(args, capture_output=True, check=False, env=gitcli.git_env())
     except FileNotFoundError:
