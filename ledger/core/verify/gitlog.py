@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import subprocess
+from pathlib import Path
 from typing import Any
 
 from ledger.core import gitcli
@@ -22,7 +22,6 @@ def log_changes(
     commit, and a cold replay of a long ledger is mostly this walk.
     """
     args = [
-        "git",
         f"--git-dir={store.git_dir}",
         "log",
         "-z",
@@ -39,14 +38,9 @@ def log_changes(
         *(f"^{h}" for h in hide),
         "--",
     ]
-    # Not gitcli.run: that decodes git's output as strict UTF-8 text (and folds \r\n),
-    # while history may hold a Latin-1 message or a file name that is not UTF-8 (an
-    # exit 3 on the whole replay). The output stays bytes here, decoded field by field;
-    # gitcli has no runner for bytes yet, and this is the call that waits for one.
-    try:
-        proc = subprocess.run(args, capture_output=True, check=False, env=gitcli.git_env())
-    except FileNotFoundError:
-        raise BadInput("the git program is not on PATH", "install git") from None
+    # Bytes, decoded field by field: history may hold a Latin-1 message or a file name
+    # that is not UTF-8, which strict text decoding would turn into an exit 3.
+    proc = gitcli.run_bytes(args, Path(store.git_dir))
     if proc.returncode != 0:
         text = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         raise BadInput(
