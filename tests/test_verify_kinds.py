@@ -86,7 +86,8 @@ def test_run_remeasure_on_a_concluded_version_verifies_and_pushes(concluded: Rep
     assert done.code == 0, done.out + done.err
     pushed = hooked_push(repo)
     assert pushed.returncode == 0, pushed.stderr
-    assert repo.ok("status", "--json").json().get("problems", []) == []
+    status = repo.ok("status", "--json").json()
+    assert status["history"] == [] and status["problems"] == [], status
 
 
 def test_a_whole_revert_of_a_remeasurement_is_withdrawn(concluded: Repo) -> None:
@@ -213,4 +214,5 @@ def test_a_report_or_cache_saved_by_older_rules_is_never_read(concluded: Repo) -
     (state / "verify-cache.json").write_text(json.dumps(cache))
     done = repo.run("verify")
     assert done.code == 0, done.out
-    assert repo.ok("status", "--json").json().get("problems", []) == []
+    status = repo.ok("status", "--json").json()
+    assert status["history"] == [] and status["problems"] == [], status
