@@ -8,8 +8,9 @@ transition that carries a ``Ledger-Remeasure`` trailer. It only adds results to 
 concluded version, each in a slot of its own (``-r1000`` and up) that says why
 (``provenance.remeasure``), so no verdict ever reads it; it never edits or deletes one.
 The trailer, not a new ``Ledger-Transition`` value, marks the kind: every
-re-measurement already recorded carries it, so the histories verify refused before
-verify now, and ``log``, reverts and the hooks keep reading the record kinds they know.
+re-measurement already recorded carries it, so a history verify used to refuse for one
+verifies as it is (nothing to rewrite), and ``log``, reverts and the hooks keep reading
+the record kinds they know.
 """
 
 from __future__ import annotations
