@@ -35,10 +35,9 @@ ALLOWED = {
     # the interpreter start. Documented in both modules and in DESIGN.md.
     "ledger/core/repobase.py": "the hooks' fast path: posix_spawnp, no subprocess",
 }
-# Known exception, to be removed: verify's log_changes runs ``git log`` itself. It is
-# moved onto gitcli by the split of verify (issue 25, another change); when it no
-# longer starts git, this test says so and the line goes.
-KNOWN = ("ledger/core/verify",)
+# Known exceptions, to be removed: none left (verify's log_changes reads its
+# ``git log`` through gitcli.run_bytes since the split of verify, issue 25).
+KNOWN: tuple[str, ...] = ()
 
 _STARTERS = {
     "subprocess": {

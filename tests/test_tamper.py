@@ -365,3 +365,35 @@ def test_tampering_is_caught_by_verify_and_refused_by_conclude(loop: Repo, name:
     rule, commit = SCENARIOS[name](loop)
     assert_caught(loop, rule, commit)
     assert_conclude_refused(loop)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "frozen_part_edited",
+        "hypothesis_edited",
+        "frozen_edit_then_reverted",
+        "registration_deleted",
+    ],
+)
+def test_the_registration_check_is_verifys_frozen_registration_rule(loop: Repo, name: str) -> None:
+    """One frozen-registration rule: what show asks of history (``check_registration``)
+    is answered by verify's replay, with verify's finding in verify's words."""
+    from ledger.core.context import open_context
+    from ledger.core.errors import Refused
+    from ledger.core.history import check_registration
+
+    ctx = open_context(loop.path)
+    assert check_registration(ctx.store, ctx.dir, "V1").commit == registration(loop)
+    rule, commit = SCENARIOS[name](loop)
+    found = [f for f in loop.run("verify", "--json").json()["findings"] if f["rule"] == rule]
+    assert len(found) == 1 and commit is not None and found[0]["commit"] == commit, found
+    ctx = open_context(loop.path)
+    with pytest.raises(Refused) as refused:
+        check_registration(ctx.store, ctx.dir, "V1")
+    assert refused.value.rule == rule
+    verified = loop.run("verify").out.splitlines()
+    assert refused.value.message in verified  # the finding's line, as verify prints it
+    assert refused.value.findings == [
+        {"rule": rule, "message": found[0]["message"], "fix": found[0]["fix"]}
+    ]

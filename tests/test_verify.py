@@ -443,3 +443,20 @@ def test_light_history_reads_loose_and_packed_blobs_as_git_does(loop: Repo) -> N
                 history.read_blob(tree)  # an object that is not a blob is no blob
         finally:
             history.close()
+
+
+def test_verify_reads_latin1_messages_and_file_names_that_are_not_utf8(loop: Repo) -> None:
+    """History is read as bytes, field by field: a Latin-1 commit message and file names
+    that are not UTF-8 (in the code and in the ledger dir) are history like any other."""
+    names = [os.fsdecode(b"docs/caf\xe9.md"), os.fsdecode(b"training_log/caf\xe9-notes.txt")]
+    for name in names:
+        (loop.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (loop.path / name).write_bytes(b"notes\n")
+    message = loop.path.parent / "message.txt"
+    message.write_bytes(b"docs: caf\xe9 notes\n")
+    loop.git("add", "-A", "--", "docs", "training_log")
+    loop.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "--no-verify", "-F", str(message))
+    for cached in ("verify-cache.json", "verify-report.json"):
+        (loop.path / ".git/ledger" / cached).unlink(missing_ok=True)
+    done = loop.run("verify")
+    assert done.code == 0, done.out + done.err

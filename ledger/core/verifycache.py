@@ -13,6 +13,10 @@ import os
 from ledger.core.repobase import stat_key, write_atomic
 
 REPORT_FILE = "verify-report.json"
+# The version of the history rules, shared with the replay's cache
+# (:data:`ledger.core.verify.engine.CACHE_VERSION`): a report saved by other rules is not
+# read. 4: a re-measurement is a kind of transition of its own.
+RULES_VERSION = 4
 
 
 def refs_key(common: str) -> str:
@@ -37,7 +41,13 @@ def save(
     findings: list[dict[str, str]],
     notes: list[dict[str, str]] | None = None,
 ) -> None:
-    data = {"tip": tip, "refs": refs_key(common), "findings": findings, "notes": notes or []}
+    data = {
+        "rules": RULES_VERSION,
+        "tip": tip,
+        "refs": refs_key(common),
+        "findings": findings,
+        "notes": notes or [],
+    }
     try:
         write_atomic(os.path.join(state_dir, REPORT_FILE), json.dumps(data), durable=False)
     except OSError:
@@ -50,7 +60,9 @@ def load(state_dir: str, common: str, tip: str) -> list[dict[str, str]] | None:
             data = json.load(handle)
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("tip") != tip or data.get("refs") != refs_key(common):
+    if not isinstance(data, dict) or data.get("rules") != RULES_VERSION or data.get("tip") != tip:
+        return None
+    if data.get("refs") != refs_key(common):
         return None
     findings = data.get("findings")
     return findings if isinstance(findings, list) else None

@@ -40,7 +40,12 @@ class VersionsPreset(Preset):
                 "changed_by": "register,conclude",
                 "rule": "front matter and Hypothesis frozen once registered",
             },
-            {"paths": "results/**", "changed_by": "record,run", "rule": "added, never edited"},
+            {
+                "paths": "results/**",
+                "changed_by": "record,run,remeasure",
+                "rule": "added, never edited; after the verdict only a re-measurement "
+                "(remeasure: record/run --remeasure) adds one, in its own slot",
+            },
             {"paths": "REFLECTION_*.md", "changed_by": "reflect,hand", "rule": "the reflection"},
         ]
 

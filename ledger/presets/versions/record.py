@@ -11,6 +11,7 @@ from ledger.core.errors import BadInput
 from ledger.core.model.ids import check_safe
 from ledger.core.state import load_version
 from ledger.core.store import Snapshot, Transition
+from ledger.core.verify import REMEASURE_SLOT, TRAILER_REMEASURE
 from ledger.presets.versions.ingest import Measurement, build_result, result_path
 
 
@@ -41,7 +42,7 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
         version = load_version(ctx.config, snap, vid)  # only what this transition touches
         m = measurement
         if m.remeasure is not None:  # its own file: never one the verdict read
-            replicate = 1000
+            replicate = REMEASURE_SLOT
             while snap.read(result_path(ctx.dir, replace(m, replicate=replicate))) is not None:
                 replicate += 1
             m = replace(m, replicate=replicate)
@@ -65,7 +66,7 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
             (("Ledger-Replace", measurement.replace),)
             if existing is not None and measurement.replace
             else ()
-        ) + ((("Ledger-Remeasure", m.remeasure),) if m.remeasure else ())
+        ) + (((TRAILER_REMEASURE, m.remeasure),) if m.remeasure else ())
         return Transition(
             kind="record",
             step=vid,

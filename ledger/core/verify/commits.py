@@ -1,0 +1,269 @@
+"""One commit of the replay: what it changed, sent to the rule for each kind of path.
+
+Code (invariant 7, one bet per version), the configuration (invariant 4), the phase and
+each preset's own entries and views (invariant 5, as the preset's ``history_rules``
+declare them) are judged here; versions and matrices in :mod:`.registrations`, results
+in :mod:`.results`. A merge adds nothing of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledger.core.commitinfo import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo
+from ledger.core.commitrules import glob_match, is_free
+from ledger.core.verify.findings import withdrawn_reason
+from ledger.core.verify.registrations import version_change
+from ledger.core.verify.replay import Change, Replay, VState
+from ledger.core.verify.results import kind_of, result_change
+
+
+def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
+    versions: dict[str, VState] = state["v"]
+    kind = kind_of(c)  # a re-measurement is a kind of its own
+    step = c.trailer(TRAILER_STEP) or ""
+    changes = r.diff(c)
+    base = r.dir + "/"
+    opened = list(state.get("o", []))  # open before this commit
+    code: list[str] = []
+    entries = False
+    for path, old, new in changes:
+        if path.startswith(base):
+            rel = path[len(base) :]
+            entry_change(r, Change(c, kind, step, path, rel, old, new), state)
+            entries = True
+        elif path == r.config_file:
+            config_change(r, c, state, kind, old, new, opened, len(changes))
+        elif not is_free(path, r.free):
+            code.append(path)
+    if code and kind is None:
+        code_commit(r, c, step, code, opened)
+    if entries:
+        # Kept incrementally (only the versions this commit touched): scanning
+        # every version at every commit is quadratic.
+        open_now = [v for v in state.get("o", []) if v in versions]
+        for vid in state.pop("touched", []):
+            flags = versions[vid][3] if vid in versions else "g"
+            if set(flags) & set("cvgm"):
+                open_now = [v for v in open_now if v != vid]
+            elif vid not in open_now:
+                open_now.append(vid)
+        state["o"] = open_now
+
+
+def open_steps(versions: dict[str, VState]) -> list[str]:
+    return [
+        vid
+        for vid, (_reg, _frozen, _blob, flags) in versions.items()
+        if not set(flags) & set("cvgm")
+    ]
+
+
+def code_commit(r: Replay, c: CommitInfo, step: str, code: list[str], opened: list[str]) -> None:
+    shown = ", ".join(code[:3]) + (" ..." if len(code) > 3 else "")
+    if step:
+        if step not in opened:
+            r.finding(
+                c,
+                shown,
+                "one-bet-per-version",
+                f"code commit for {step}, which is not open (registered and not concluded) here",
+                f"code for a version comes between its registration and its conclusion; "
+                f"git ledger void {opened[0] if opened else step} --reason ... if it cannot count",
+                opened[0] if opened else step,
+            )
+        return
+    if opened and r.strict:
+        r.finding(
+            c,
+            shown,
+            "one-bet-per-version",
+            f"code commit with no Ledger-Step trailer while {', '.join(opened)} is open",
+            "commit code with the hooks installed (git ledger hooks install), or "
+            f"git ledger void {opened[0]} --reason ... if its results cannot count",
+            opened[0],
+        )
+
+
+def config_change(
+    r: Replay,
+    c: CommitInfo,
+    state: dict[str, Any],
+    kind: str | None,
+    old: str | None,
+    new: str | None,
+    opened: list[str],
+    changed: int,
+) -> None:
+    if not state["cfg"]:
+        state["cfg"] = True  # the configuration coming into being
+        return
+    before, after = r.config_tables(old), r.config_tables(new)
+    # A new gate changes no registered version's verdict: only what was there counts.
+    if all(after.get(k) == v for k, v in before.items()):
+        return
+    alone = changed == 1 and kind in (None, "config") and not c.trailer(TRAILER_STEP)
+    if (kind == "config" and changed == 1) or alone:
+        # A commit of the configuration alone is a visible transition of its own;
+        # the hooks add its trailer (Ledger-Transition: config).
+        r.note(c, "config", "config", r.config_file, c.subject)
+        return
+    why = (
+        "in a commit that also changes other files"
+        if changed > 1
+        else f"in a commit that is not a configuration transition ({kind or 'code'})"
+    )
+    for vid in opened or [""]:
+        r.finding(
+            c,
+            r.config_file,
+            "config-frozen",
+            f"verdict-affecting settings ([gates]/[stats]/[triggers]/[batches]/[campaign]) "
+            f"changed {why}",
+            "change them with 'git ledger config set KEY VALUE --reason TEXT' "
+            "(or a commit of ledger.toml alone); "
+            + (f"git ledger void {vid} --reason ..." if vid else "they apply to later versions"),
+            vid,
+        )
+
+
+def entry_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
+    from ledger.core.entrykind import classify
+
+    c, kind, path, rel = change.commit, change.kind, change.path, change.rel
+    what = classify(rel, r.prefix)
+    if what in ("version", "matrix"):
+        version_change(r, change, state, what)
+    elif what == "result":
+        result_change(r, change, state)
+    elif what == "phase":
+        if kind != "phase":
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                "the phase file changed outside a phase transition",
+                "declare or resume a phase with 'git ledger phase'",
+                "",
+            )
+    else:
+        preset_change(r, c, kind, path, rel, change.old, change.new)
+
+
+def preset_rules(r: Replay) -> tuple[list[tuple[str, set[str], bool]], set[str]]:
+    """(glob, transitions allowed, append-only) per rule the loop's preset declares
+    (:meth:`ledger.core.loops.Preset.history_rules`), and its generated views."""
+    if r.rules is None:
+        from ledger.core.loops import by_name
+
+        preset = by_name(r.preset)
+        rules = []
+        for rule in preset.history_rules():
+            kinds = {k.strip() for k in rule["changed_by"].split(",")}
+            if "hand" not in kinds:  # files people edit are theirs
+                rules.append((rule["paths"], kinds, rule.get("mode") == "append"))
+        views = {p[len(r.dir) + 1 :] for p in preset.view_paths(r.config)}
+        r.rules = (rules, views)
+    return r.rules
+
+
+def preset_change(
+    r: Replay,
+    c: CommitInfo,
+    kind: str | None,
+    path: str,
+    rel: str,
+    old: str | None,
+    new: str | None,
+) -> None:
+    """Invariant 5 for the loop's own entries: each changes only through its transitions."""
+    rules, views = preset_rules(r)
+    reverted = r.reverted(c)
+    undoes = reverted is not None and (path, new, old) in r.diff(reverted)
+    if rel in views:
+        if kind is None and not undoes:
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"{rel} is generated by the {r.preset} transitions and was edited by hand",
+                f"restore it (git revert {c.id[:10]}); it follows its entries",
+                "",
+            )
+        return
+    for glob, kinds, append in rules:
+        if not glob_match(rel, glob):
+            continue
+        if undoes and reverted is not None and reverted.trailer(TRAILER_TRANSITION) in kinds:
+            r.note(c, "withdrawn", "", path, f"withdrawn: {withdrawn_reason(c.message)}")
+        elif kind not in kinds:
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"the {r.preset} entry {rel} changed outside its transitions "
+                f"({', '.join(sorted(kinds))}; this commit: {kind or 'none'})",
+                f"restore it (git revert {c.id[:10]}); change it only with the git ledger verbs",
+                "",
+            )
+        elif append and old is not None:
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"the {r.preset} entry {rel} was "
+                f"{'deleted' if new is None else 'edited'}; it is only ever added",
+                f"restore it (git revert {c.id[:10]}); record a new entry instead",
+                "",
+            )
+        return
+
+
+def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dict[str, Any]:
+    """A merge adds nothing of its own: each entry equals one side's."""
+    from ledger.core.entrykind import classify
+
+    snap = r.store.snapshot(c.id)
+    merged = snap.files(r.dir)
+    sides = [r.store.snapshot(p).files(r.dir) for p in c.parents]
+    base_id = r.store.repo.merge_base(c.parents[0], c.parents[1]) if len(c.parents) == 2 else None
+    base = r.store.snapshot(str(base_id)).files(r.dir) if base_id else {}
+    views = {f"{r.dir}/README.md", f"{r.dir}/_template.md"}
+    for path in sorted(set(merged) | {p for s in sides for p in s}):
+        rel = path[len(r.dir) + 1 :]
+        if path in views or classify(rel, r.prefix) in (None, "reflection"):
+            continue
+        blob = merged.get(path)
+        if blob is not None and any(s.get(path) == blob for s in sides):
+            continue
+        if blob is None and (base.get(path) is not None or all(path not in s for s in sides)):
+            continue
+        parts = rel.split("/")
+        vid = parts[1] if parts[0] == "results" else rel.removesuffix(".md")
+        r.finding(
+            c,
+            path,
+            "transitions-only",
+            "the merge commit changed this entry beyond what either side recorded",
+            f"redo the merge without editing ledger entries (git revert -m 1 {c.id[:10]})",
+            vid,
+        )
+    state: dict[str, Any] = {"v": {}, "cfg": any(p["cfg"] for p in parents), "marks": []}
+    marks: set[str] = set()
+    for side, parent in zip(sides, parents, strict=False):
+        marks.update(parent["marks"])
+        for vid, vs in parent["v"].items():
+            vpath = f"{r.dir}/{vid}" + ("-matrix.md" if "m" in vs[3] else ".md")
+            in_merge = bool(vs[2]) and merged.get(vpath) == vs[2] == side.get(vpath)
+            if vid not in state["v"] or in_merge:
+                state["v"][vid] = list(vs)
+    state["marks"] = sorted(marks)
+    state["o"] = open_steps(state["v"])
+    pending: dict[str, list[str]] = {}
+    for parent in parents:
+        for path, item in parent.get("del", {}).items():
+            if path not in merged:
+                pending[path] = item
+    if pending:
+        state["del"] = pending
+    return state

@@ -1,0 +1,152 @@
+"""What one replay carries from commit to commit: the store it reads, the configuration
+it was made with, the findings and notes it marks on commits, and the reads it shares
+(parsed entries, configuration tables, tree diffs). The rules themselves live in
+:mod:`.commits`, :mod:`.registrations` and :mod:`.results`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.core.commitinfo import CommitInfo
+from ledger.core.errors import LedgerError
+from ledger.core.repobase import DEFAULT_FREE_PATHS, frozen_tables, ledger_table
+from ledger.core.verify.findings import REVERTS
+
+TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
+if TYPE_CHECKING:
+    from ledger.core.cache import EntryCache
+    from ledger.core.store import Store
+
+# A version's state in history: [registration commit, frozen hash, blob, flags].
+# flags: c concluded, v void, g gone (reverted or renamed away), m matrix file,
+# x matrix cell.
+VState = list[str]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path inside the ledger dir that a commit changed, as the replay checks it."""
+
+    commit: CommitInfo
+    kind: str | None  # the commit's kind of transition (None: not a transition)
+    step: str  # its Ledger-Step
+    path: str
+    rel: str  # the path inside the ledger dir
+    old: str | None  # blob ids before and after (None: absent)
+    new: str | None
+
+
+class _Parsed(dict[str, Any]):
+    """The entries one incremental run parsed (EntryCache's get/put/save), kept in memory."""
+
+    def put(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def save(self) -> None:
+        return None
+
+
+class Replay:
+    def __init__(self, store: Store, config: Any, config_file: str) -> None:
+        self.store = store
+        self.dir = config.dir
+        self.prefix = config.ledger.id_prefix
+        self.preset = config.ledger.preset
+        self.config_file = config_file
+        hooks = config.hooks
+        self.free = tuple(getattr(hooks, "free_paths", DEFAULT_FREE_PATHS))
+        self.strict = bool(hooks.require_open_version)
+        self._entries: EntryCache | _Parsed | None = None
+        self.config_cache: dict[str, dict[str, str]] = {}
+        self.diffs: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        self.marks: dict[str, dict[str, list[list[str]]]] = {}
+        self._snap: Any = None
+        self.config = config
+        self.rules: tuple[list[tuple[str, set[str], bool]], set[str]] | None = None
+
+    @property
+    def entries(self) -> EntryCache | _Parsed:
+        """The shared parsed-entry cache, read only when an entry is parsed (a commit
+        that changes none, such as a configuration transition, never loads it)."""
+        if self._entries is None:
+            if getattr(self.store, "light", False):
+                # The incremental path parses the few new blobs itself: the shared
+                # cache holds every entry ever parsed (tens of MB at 10,000 steps).
+                self._entries = _Parsed()
+            else:
+                from ledger.core.cache import EntryCache
+
+                self._entries = EntryCache(self.store.ledger_state_dir)
+        return self._entries
+
+    def save_entries(self) -> None:
+        if self._entries is not None:
+            self._entries.save()
+
+    def read_blob(self, blob: str) -> bytes:
+        if self._snap is None:
+            self._snap = self.store.snapshot()
+        data: bytes = self._snap.read_blob(blob)
+        return data
+
+    def finding(self, c: CommitInfo, path: str, rule: str, msg: str, fix: str, step: str) -> None:
+        mark = self.marks.setdefault(c.id, {"f": [], "n": []})
+        mark["f"].append([path, rule, msg, fix, step])
+
+    def note(self, c: CommitInfo, kind: str, step: str, path: str, text: str) -> None:
+        mark = self.marks.setdefault(c.id, {"f": [], "n": []})
+        mark["n"].append([kind, step, path, text])
+
+    def parse(self, kind: str, blob: str, path: str) -> dict[str, Any] | str:
+        """The parsed entry (through the shared blob cache), or the error text."""
+        key = f"{kind}:{blob}"
+        parsed = self.entries.get(key)
+        if parsed is None:
+            from ledger.core.state import parse_entry  # pydantic: only for an entry not cached
+
+            try:
+                data = self.read_blob(blob)
+                parsed = parse_entry(kind, data, path)
+            except LedgerError as exc:
+                parsed = {"error": exc.message}
+            except (RecursionError, ValueError, TypeError) as exc:
+                parsed = {"error": f"{path}: cannot be parsed ({type(exc).__name__})"}
+            self.entries.put(key, parsed)
+        if "error" in parsed:
+            return str(parsed["error"])
+        return dict(parsed)
+
+    def config_tables(self, blob: str | None) -> dict[str, str]:
+        """The verdict-affecting tables in one configuration blob (one per gate), each as
+        canonical JSON text; kept in the cache by blob id, so the configuration before
+        a transition is not read again."""
+        if blob is None:
+            return {}
+        if blob in self.config_cache:
+            self.config_cache[blob] = self.config_cache.pop(blob)  # recently used
+            return self.config_cache[blob]
+        import tomllib
+
+        try:
+            data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            data = {"unreadable": blob}
+        tables = frozen_tables(ledger_table(data, self.config_file) or {})
+        digests = {k: json.dumps(v, sort_keys=True, default=str) for k, v in tables.items()}
+        self.config_cache[blob] = digests
+        return digests
+
+    def diff(self, commit: CommitInfo) -> list[tuple[str, str | None, str | None]]:
+        if commit.id not in self.diffs:
+            parent = commit.parents[0] if commit.parents else None
+            self.diffs[commit.id] = self.store.changes(parent, commit.id)
+        return self.diffs[commit.id]
+
+    def reverted(self, c: CommitInfo) -> CommitInfo | None:
+        """The commit ``c`` says it reverts, when this repository has it."""
+        match = REVERTS.search(c.message)
+        if match is None or not self.store.has_commit(match.group(1)):
+            return None
+        return self.store.commit_info(match.group(1))

@@ -1,0 +1,165 @@
+"""The rules for results (invariant 2): a result is added by its version's record
+transition while the version is open, changes only by ``record --replace``, and
+disappears only by a whole ``git revert`` of the transition that recorded it.
+
+A re-measurement (``run --remeasure``, ``record --remeasure``: the eval noise a
+reflection asks for) is a kind of transition of its own, ``remeasure``: a record
+transition that carries a ``Ledger-Remeasure`` trailer. It only adds results to a
+concluded version, each in a slot of its own (``-r1000`` and up) that says why
+(``provenance.remeasure``), so no verdict ever reads it; it never edits or deletes one.
+The trailer, not a new ``Ledger-Transition`` value, marks the kind: every
+re-measurement already recorded carries it, so a history verify used to refuse for one
+verifies as it is (nothing to rewrite), and ``log``, reverts and the hooks keep reading
+the record kinds they know.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ledger.core.commitinfo import TRAILER_TRANSITION, CommitInfo
+from ledger.core.repobase import base_id, cell_of
+from ledger.core.verify.findings import deleted_finding, withdrawn_reason
+from ledger.core.verify.replay import Change, Replay, VState
+
+RESULT_KINDS = ("record", "run", "run-failed")  # transitions that add results
+REMEASURE = "remeasure"  # the kind of a result transition with a Ledger-Remeasure trailer
+TRAILER_REMEASURE = "Ledger-Remeasure"
+# The first replicate slot of a re-measurement: past any the version's own runs use.
+REMEASURE_SLOT = 1000
+_SLOT = re.compile(r"-r([0-9]+)(?:-failed)?\.json$")
+
+
+def kind_of(c: CommitInfo) -> str | None:
+    """The kind of transition ``c`` is, as the history rules know it (None: not one)."""
+    kind = c.trailer(TRAILER_TRANSITION)
+    if kind in RESULT_KINDS and (c.trailer(TRAILER_REMEASURE) or "").strip():
+        return REMEASURE
+    return kind
+
+
+def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
+    c, kind, step, path, rel = change.commit, change.kind, change.step, change.path, change.rel
+    old, new = change.old, change.new
+    vid = rel.split("/")[1]
+    versions: dict[str, VState] = state["v"]
+    if new is None:
+        reverted = r.reverted(c)
+        if kind == "rename":
+            return
+        if (
+            reverted is not None
+            and reverted.trailer(TRAILER_TRANSITION) in RESULT_KINDS
+            and (path, None, old) in r.diff(reverted)
+        ):
+            r.note(c, "withdrawn", vid, path, f"withdrawn: {withdrawn_reason(c.message)}")
+            return
+        # Pending: a finding unless the same bytes come back before its verdict.
+        state.setdefault("del", {})[path] = [c.id, old, vid]
+        return
+    parsed = r.parse("result", new, path)
+    if isinstance(parsed, str):
+        r.finding(c, path, "unparseable-entry", parsed, f"restore {path} as recorded", vid)
+        return
+    if old is not None:
+        reverted = r.reverted(c)
+        reason = parsed["model"].get("provenance", {}).get("replaced")
+        if kind in RESULT_KINDS and step == vid and reason:
+            r.note(c, "replaced", vid, path, f"replaced: {reason}")
+        elif reverted is not None and (path, new, old) in r.diff(reverted):
+            r.note(c, "withdrawn", vid, path, f"replacement withdrawn: {c.subject}")
+        else:
+            r.finding(
+                c,
+                path,
+                "append-only-results",
+                f"a result of {vid} was edited outside 'record --replace'",
+                f"restore it (git revert {c.id[:10]}); replace a result only with "
+                "git ledger record --replace REASON",
+                vid,
+            )
+        return
+    reverted = r.reverted(c)
+    pending = state.get("del", {}).pop(path, None)
+    if pending is not None and pending[1] == new:
+        r.note(c, "restored", vid, path, f"deleted in {pending[0][:10]}, restored: {c.subject}")
+        return
+    if pending is not None:
+        r.finding(c, path, "append-only-results", *deleted_finding(pending)[2:], vid)
+    if reverted is not None and (path, new, None) in r.diff(reverted):
+        r.note(c, "restored", vid, path, f"restored: {c.subject}")
+        return
+    # matrix conclude brings every cell's results onto the base branch at once.
+    by_matrix = kind == "matrix-conclude" and bool(cell_of(vid)) and base_id(vid) == step
+    # sync's rename moves a version's results with it, in the same commit.
+    by_matrix = by_matrix or (kind == "rename" and step == vid)
+    remeasure = kind == REMEASURE
+    if ((kind not in RESULT_KINDS and not remeasure) or step != vid) and not by_matrix:
+        r.finding(
+            c,
+            path,
+            "transitions-only",
+            f"a result of {vid} was added outside a record transition "
+            f"(Ledger-Transition: {c.trailer(TRAILER_TRANSITION) or 'none'})",
+            f"record results with git ledger record/run; revert {c.id[:10]}",
+            vid,
+        )
+        return
+    current = versions.get(vid)
+    closed = current is not None and bool(set(current[3]) & set("cv"))
+    if current is None or "g" in current[3]:
+        r.finding(
+            c,
+            path,
+            "ids-never-reused",
+            f"a result of {vid} recorded while {vid} has no current registration",
+            f"git ledger void {vid} --reason ...",
+            vid,
+        )
+    elif remeasure:
+        remeasure_added(r, change, parsed["model"], vid, closed)
+    elif closed and not by_matrix:
+        r.finding(
+            c,
+            path,
+            "append-only-results",
+            f"a result of {vid} recorded after its conclusion could not have informed it",
+            "register a new version to measure again",
+            vid,
+        )
+
+
+def remeasure_added(
+    r: Replay, change: Change, model: dict[str, Any], vid: str, closed: bool
+) -> None:
+    """A re-measurement adds to a concluded version only, where no verdict reads."""
+    c, path = change.commit, change.path
+    if not closed:
+        r.finding(
+            c,
+            path,
+            "transitions-only",
+            f"a re-measurement of {vid} was recorded while {vid} is open: its verdict "
+            "would read it",
+            f"restore it (git revert {c.id[:10]}); record an open version's results with "
+            "git ledger record/run, and re-measure it once concluded",
+            vid,
+        )
+        return
+    slot = _SLOT.search(path)
+    reason = str((model.get("provenance") or {}).get("remeasure") or "").strip()
+    # A failed run counts for no verdict, and its entry does not carry the reason.
+    unread = bool(reason) or model.get("status") == "failed"
+    if slot is None or int(slot.group(1)) < REMEASURE_SLOT or not unread:
+        r.finding(
+            c,
+            path,
+            "append-only-results",
+            f"a re-measurement of {vid} was written where its verdict reads: a "
+            f"re-measurement takes a slot of its own (-r{REMEASURE_SLOT} and up) and says "
+            "why (provenance.remeasure)",
+            f"restore it (git revert {c.id[:10]}); re-measure with git ledger run/record "
+            "--remeasure REASON",
+            vid,
+        )
