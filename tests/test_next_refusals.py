@@ -102,11 +102,12 @@ def test_uncommitted_entries_come_first_and_are_autosaved(bare_repo: Repo, tmp_p
 
 def test_an_entry_doctor_would_not_autosave_is_a_persons_decision(bare_repo: Repo) -> None:
     repo = concluded_v1(bare_repo)
-    forged = repo.path / "training_log/results/V1/recent/seed-9.json"
-    forged.write_text((forged.parent / "seed-1.json").read_text().replace('"1"', '"9"'))
+    # A registration written by hand: only 'register' brings a version into being.
+    forged = repo.path / "training_log/V9.md"
+    forged.write_text((repo.path / "training_log/V1.md").read_text().replace("V1", "V9"))
     nxt = repo.ok("next", "--json").json()
     assert nxt["action"] == "restore-entry" and "decide" in nxt, nxt
-    assert nxt["command"] == "rm -- training_log/results/V1/recent/seed-9.json"
+    assert nxt["command"] == "rm -- training_log/V9.md"
     assert any("only its transition writes" in p for p in problems(repo))
     follow(repo, nxt)  # the person decided: the hand-written result goes
     assert walk_to(repo, "register") == ["register"]

@@ -64,6 +64,8 @@ def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
             if r.status == "failed"
         ],
         "flagged": [],
+        # Files at the ledger dir's top level in the commit (see ledger.cli.machine).
+        "top_files": sum(1 for path in state.files if "/" not in path[len(state.config.dir) + 1 :]),
         **preset.summary(ctx, state),
     }
     if "next" not in data:
@@ -110,7 +112,7 @@ def status_data(cwd: Path) -> dict[str, Any]:
 
         data["next"] = by_name(data["preset"]).fresh_next(cwd, top, common, data)
     # What only the loop's fresh step reads (its cache's inputs), not status's output.
-    for key in ("code_first", "refuted", "remeasure", "drafts"):
+    for key in ("code_first", "refuted", "remeasure", "drafts", "top_files"):
         data.pop(key, None)
     return data
 

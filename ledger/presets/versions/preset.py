@@ -52,10 +52,10 @@ class VersionsPreset(Preset):
         each open version serves both (:mod:`ledger.presets.versions.reading`)."""
         from ledger.presets.versions import rules
         from ledger.presets.versions.nextstep import code_commit, next_action
-        from ledger.presets.versions.readiness import flags_of
         from ledger.presets.versions.reading import read_open
 
-        readings = read_open(ctx.store, state)
+        recent = [v.id for v in state.versions[-10:]]
+        readings, flags = read_open(ctx.store, state, recent)
         fired, incomplete = rules.reflection_pending(state)
         nxt = next_action(state, readings)
         # A version that builds on another needs its code committed before it is measured;
@@ -74,9 +74,6 @@ class VersionsPreset(Preset):
             if last is not None and last.verdict == "refuted" and not last.front.matrix
             else None
         )
-        recent = [v.id for v in state.versions[-10:]]
-        others = flags_of(ctx.store, state, [v for v in recent if v not in readings])
-        flags = {v: readings[v].flags if v in readings else others[v] for v in recent}
         return {
             "triggers": [{"rule": f.rule, "message": f.message} for f in fired],
             "reflection_due": bool(fired),
@@ -84,7 +81,7 @@ class VersionsPreset(Preset):
             "next": nxt.as_dict(),
             "code_first": code_first,
             "refuted": refuted,
-            "flagged": _flagged(state, flags),
+            "flagged": _flagged(state, {v: flags[v] for v in recent}),
             "remeasure": _remeasure(state, readings),
             "unjudged": [
                 {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
@@ -95,7 +92,7 @@ class VersionsPreset(Preset):
         from ledger.presets.versions.nextstep import next_action
         from ledger.presets.versions.reading import read_open
 
-        return next_action(state, read_open(ctx.store, state)).as_dict()
+        return next_action(state, read_open(ctx.store, state)[0]).as_dict()
 
     def drafts(self) -> tuple[str, ...]:
         return ("REFLECTION_*.md",)  # written by 'reflect', committed once its sections are

@@ -141,10 +141,18 @@ def history_of(
     return done
 
 
-def flags_of(store: Store, state: LedgerState, vids: Iterable[str]) -> dict[str, Flags]:
-    """:func:`flags` of several versions, reading history once (status, reports)."""
+def flags_of(
+    store: Store,
+    state: LedgerState,
+    vids: Iterable[str],
+    found: dict[str, tuple[str, list[str]]] | None = None,
+) -> dict[str, Flags]:
+    """:func:`flags` of several versions, reading history once (status, reports);
+    ``found``: their :func:`history_of`, when the caller has read it already."""
     wanted = list(vids)
-    commits = code_commits_of(state, store, wanted)
+    if found is None:
+        found = history_of(state, store, wanted)
+    commits = {vid: listed for vid, (_, listed) in found.items()}
     by_version: dict[str, list[Result]] = {vid: [] for vid in wanted}
     for r in state.results:
         if r.version in by_version and r.status == "ok":

@@ -120,12 +120,18 @@ def read(
     )
 
 
-def read_open(store: Store, state: LedgerState) -> dict[str, Reading]:
-    """The readings of the open versions (not matrix cells), from one walk of history."""
+def read_open(
+    store: Store, state: LedgerState, recent: Iterable[str] = ()
+) -> tuple[dict[str, Reading], dict[str, readiness.Flags]]:
+    """The readings of the open versions (not matrix cells), and the flags of the
+    ``recent`` versions besides, from one walk of history."""
     opened = [v.id for v in state.open_versions()]
-    found = readiness.history_of(state, store, opened)
-    out = {}
+    wanted = list(dict.fromkeys([*recent, *opened]))
+    found = readiness.history_of(state, store, wanted)
+    readings = {}
     for vid in opened:
         registration, commits = found.get(vid, (None, None))
-        out[vid] = read(store, state, vid, registration, commits)
-    return out
+        readings[vid] = read(store, state, vid, registration, commits)
+    others = [v for v in wanted if v not in readings]
+    flags = readiness.flags_of(store, state, others, found)
+    return readings, {v: readings[v].flags if v in readings else flags[v] for v in wanted}
