@@ -146,6 +146,71 @@ def test_the_yellow_flag_counts_a_versions_files_across_its_code_commits(hooked:
     assert fresh.returncode == 0 and "yellow-flag" not in fresh.stderr, fresh.stderr
 
 
+CELLS = "".join(
+    f'[cells.{c}]\nslug = "s{c.lower()}"\nbet = "Cell {c}"\ngate = "recent"\n'
+    f'files = ["src/{c.lower()}.py"]\nfalsifier = "no gain"\n'
+    for c in "ABC"
+)
+
+
+def _concluded_matrix(repo: Repo, tmp: Path) -> None:
+    """V1 measured and concluded, then a three-cell matrix V2 measured and concluded."""
+    register(repo, "V1")
+    measure(repo, "V1", "recent", 10.0)
+    repo.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "a matrix")
+    spec = tmp / "cells.toml"
+    spec.write_text(CELLS)
+    made = repo.ok("matrix", "new", "V2", "--spec", str(spec), "--json").json()
+    for cell in made["cells"]:
+        tree = Repo(Path(cell["worktree"]))
+        name = cell["cell"].split(".")[1].lower()
+        tree.write(f"src/{name}.py", "x = 1\n")
+        done = commit(tree, f"feat(src): {cell['cell']} — its cell", f"src/{name}.py")
+        assert done.returncode == 0, done.stderr
+        measure(tree, cell["cell"], "recent", 10.0)
+    repo.ok("matrix", "conclude", "V2", "--none")
+
+
+def test_hand_commits_pass_after_a_matrix_is_concluded(hooked: Repo, tmp_path: Path) -> None:
+    """The matrix file has one comparison block for all its cells: the views check
+    compares it with what matrix conclude wrote, not with each cell's conclusion."""
+    _concluded_matrix(hooked, tmp_path)
+    hooked.write("training_log/notes.md", "What the matrix taught us.\n")
+    notes = commit(hooked, "docs(ledger): notes on V2", "training_log/notes.md")
+    assert notes.returncode == 0, notes.stderr
+    # A squash merge of a branch that carries a hand-written ledger file.
+    hooked.git("switch", "-q", "-c", "notes")
+    hooked.write("training_log/more-notes.md", "More.\n")
+    assert commit(hooked, "docs(ledger): more notes", "training_log").returncode == 0
+    hooked.git("switch", "-q", "main")
+    hooked.git("merge", "-q", "--squash", "notes")
+    squash = subprocess.run(
+        ["git", "commit", "-q", "-m", "docs(ledger): the notes branch"],
+        cwd=hooked.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert squash.returncode == 0, squash.stderr
+    assert hooked.ok("verify").code == 0
+
+
+def test_a_hand_edit_of_a_matrix_table_is_refused_once(hooked: Repo, tmp_path: Path) -> None:
+    _concluded_matrix(hooked, tmp_path)
+    path = hooked.path / "training_log/V2-matrix.md"
+    text = path.read_text()
+    assert "| V2.A | recent |" in text
+    path.write_text(text.replace("| V2.A | recent |", "| V2.A | recent (best) |"))
+    refused = commit(hooked, "docs(ledger): a better table", "training_log/V2-matrix.md")
+    assert refused.returncode == 1
+    lines = [line for line in refused.stderr.splitlines() if "views-drift" in line]
+    assert lines == [
+        "git-ledger pre-commit refused: [views-drift] training_log/V2-matrix.md: generated "
+        "block 'comparison' is out of date (fix: regenerate with the git ledger verbs; do not "
+        "edit generated blocks)"
+    ], refused.stderr
+
+
 def _bare_remote(repo: Repo, tmp: Path) -> Path:
     remote = tmp / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)

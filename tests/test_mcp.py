@@ -536,6 +536,38 @@ def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
     assert issue <= set(hints)
 
 
+# Where `next --json` gets its commands, for every preset: the loops' own steps and
+# what status adds to them (machine problems first, then what only git can say).
+NEXT_SOURCES = (
+    "ledger/presets/versions/nextstep.py",
+    "ledger/presets/versions/preset.py",
+    "ledger/presets/campaign/preset.py",
+    "ledger/presets/batches/preset.py",
+    "ledger/cli/status.py",
+)
+VERB = re.compile(r"git ledger ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?")
+
+
+def test_every_verb_next_can_name_is_served_as_a_tool() -> None:
+    served = {spec.command for spec, _ in mcptools.available(cli)}
+    named = {
+        match.groups()
+        for rel in NEXT_SOURCES
+        for match in VERB.finditer((ROOT / rel).read_text())
+        if match.group(1) != "verbs"  # prose: "regenerate it with the git ledger verbs"
+    }
+    assert len(named) > 20, named  # the scan finds the commands (a check that cannot fail)
+    missing = sorted(
+        " ".join(w for w in words if w)
+        for words in named
+        if (words[0],) not in served and words not in served
+    )
+    assert missing == []
+    # What next and the refusals send an agent to first, in a ledger or before one.
+    for verb in (("init",), ("doctor",), ("close",), ("matrix", "join")):
+        assert verb in served, verb
+
+
 def test_the_readme_names_every_tool_and_every_destructive_one() -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index("## Agents: the MCP server") :]

@@ -21,6 +21,7 @@ from ledger.core.repobase import DEFAULT_PRESET
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: see ledger.hooks.fast
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from ledger.core.context import Context
@@ -99,6 +100,28 @@ class Preset(ABC):
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         """``{"action", "command", "reason"}`` (and optionally ``alternatives``): the one
         next step, as a command that is never refused once its placeholders are filled."""
+
+    def fresh_next(
+        self, cwd: Path, top: Path, common: Path, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The next step in ``data`` (``status --json``, partly from its cache), corrected by
+        what the ledger tree cannot say and is read fresh on every call in the work tree
+        ``top`` of the common git dir ``common`` (code commits,
+        files written but not committed, other branches). Machine problems come first
+        and are not this method's (:mod:`ledger.cli.machine`)."""
+        nxt: dict[str, Any] = data["next"]
+        return nxt
+
+    def drafts(self) -> tuple[str, ...]:
+        """Globs (inside the ledger dir) of entries a person writes in the work tree before
+        the step that records them: uncommitted, they are the loop's work in progress,
+        not an interrupted session's leftovers."""
+        return ()
+
+    def finding_action(self, ctx: Context, finding: dict[str, Any]) -> dict[str, Any] | None:
+        """The action that clears a history finding of ``verify`` (its JSON), or None when
+        only a person can (the finding is then shown with its fix)."""
+        return None
 
     def headline(self, data: dict[str, Any]) -> str:
         """What ``status`` says first of this loop, from ``status --json``'s data."""

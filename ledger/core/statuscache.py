@@ -6,8 +6,11 @@ configuration, so the state-derived part of ``status`` is cached under
 :func:`ledger.core.codeid.code_id` —, config text, tree id of the ledger dir). A warm ``status`` then costs two git calls
 whatever the ledger's size, and imports neither pygit2, pydantic nor scipy. Entries
 that change nothing in the ledger dir (code commits) keep the key; any
-change to an entry or to the config makes a new one. Derived data only:
-delete it any time.
+change to an entry or to the config makes a new one. What the loop reads from
+history besides (the configuration frozen at an open version's registration, its
+code commits) is fixed once those entries are committed, so it keeps the key too;
+what can change without them (runs, locks, uncommitted files, other branches) is
+read fresh on every call. Derived data only: delete it any time.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ command that fixes it) and returns 1 when any finding refuses.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -106,11 +107,15 @@ def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:
 
 
 def body_drift(snap: Snapshot, state: LedgerState) -> list[str]:
-    """Generated blocks inside concluded version entries that differ from their data."""
+    """Generated blocks inside concluded version entries that differ from their data.
+
+    A matrix's cells live in their matrix's file, which has blocks of its own
+    (:func:`matrix_drift`): a cell has no 'gates' or 'conclusion' block to compare.
+    """
     found = []
     for version in state.versions:
         conclusion = version.front.conclusion
-        if conclusion is None:
+        if conclusion is None or version.front.matrix:
             continue
         data = snap.read(version.path)
         if data is None:
@@ -121,6 +126,62 @@ def body_drift(snap: Snapshot, state: LedgerState) -> list[str]:
         if get_block(body, "conclusion") != conclusion_block(conclusion):
             found.append(f"{version.path}: generated block 'conclusion' is out of date")
     return found
+
+
+MATRIX_KINDS = ("matrix-register", "matrix-conclude")
+BLOCK_NAME = re.compile(r"<!-- ledger:begin (\S+) -->")
+
+
+def _blocks(data: bytes | None, path: str) -> dict[str, str | None]:
+    text = decode_text(data, path) if data is not None else ""
+    return {name: get_block(text, name) for name in BLOCK_NAME.findall(text)}
+
+
+def matrix_drift(
+    store: Store, index: Snapshot, head: Snapshot, matrices: list[tuple[str, str]]
+) -> list[str]:
+    """Generated blocks of the staged matrix files (``(path, matrix id)``) that differ
+    from what the matrix transitions wrote, one line per file and block.
+
+    A matrix's blocks (its comparison table) are computed from the cells' branches
+    when it is concluded, so they cannot be recomputed here; they are compared with
+    the file as the newest matrix transition wrote it (from HEAD, and from MERGE_HEAD
+    while a merge is being committed). A file this commit does not change is what
+    history has, which is ``verify``'s to judge.
+    """
+    found = []
+    for path, mid in matrices:
+        staged = index.read(path)
+        if staged is None or staged == head.read(path):
+            continue
+        mine = _blocks(staged, path)
+        written = [_blocks(data, path) for data in _transition_copies(store, path, mid)]
+        if not written:
+            continue  # no matrix transition wrote it on this branch: verify's to judge
+        for name in sorted({n for copy in written for n in copy} | set(mine)):
+            if all(copy.get(name) != mine.get(name) for copy in written):
+                found.append(f"{path}: generated block '{name}' is out of date")
+    return found
+
+
+def _transition_copies(store: Store, path: str, mid: str) -> list[bytes]:
+    """``path`` as the newest transition of matrix ``mid`` wrote it, seen from HEAD and,
+    during a merge, from MERGE_HEAD."""
+    tips: list[str | None] = [None]
+    merging = store.git_dir / "MERGE_HEAD"
+    if merging.is_file():
+        tips.append(merging.read_text().split()[0])
+    copies = []
+    for tip in tips:
+        for info in store.walk_log(tip):
+            if info.trailer(TRAILER_STEP) == mid and info.trailer(TRAILER_TRANSITION) in (
+                MATRIX_KINDS
+            ):
+                data = store.snapshot(info.id).read(path)
+                if data is not None:
+                    copies.append(data)
+                break
+    return copies
 
 
 def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
@@ -200,6 +261,9 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
     text = decode_text(readme, readme_path(after)) if readme is not None else None
     stale = drift(text, readme_views(after), readme_path(after))
     stale += body_drift(index, after)
+    stale += matrix_drift(
+        ctx.store, index, head, [(path, matrix.id) for path, matrix in after.matrices]
+    )
     for line in stale:
         found.append(
             Finding(

@@ -53,14 +53,23 @@ _VERSIONS, _CAMPAIGN, _BATCHES = "versions", "campaign", "batches"
 
 # Verbs that cannot be undone carry the destructive hint (DESIGN section 5):
 # a verdict, a voided version, a merged winner, removed worktrees, invalidated
-# numbers, a disarmed campaign and a delivery branch are not taken back by
-# another call. A verb this build does not have (yet) is simply not served.
+# numbers, a disarmed campaign, a delivery branch, and doctor's removed lock
+# files and stopped runs are not taken back by another call. Every verb that
+# `next` or a refusal sends an agent to is served (tests/test_mcp.py holds it).
+# A verb this build does not have (yet) is simply not served.
 TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec(("init",), "write", note="Sets up a ledger in the server's repository."),
     ToolSpec(("status",), "read"),
     ToolSpec(("next",), "read"),
     ToolSpec(("log",), "read"),
     ToolSpec(("show",), "read"),
     ToolSpec(("verify",), "read"),
+    ToolSpec(
+        ("doctor",),
+        "destructive",
+        note="With fix: removes stale locks, finishes an interrupted transition, autosaves "
+        "entries; with stop_runs: stops the ledger's runs.",
+    ),
     ToolSpec(
         ("report",),
         "read",
@@ -90,6 +99,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(("phase",), "write", _VERSIONS),
     ToolSpec(("matrix", "new"), "write", _VERSIONS),
     ToolSpec(("matrix", "status"), "read", _VERSIONS),
+    ToolSpec(("matrix", "join"), "write", _VERSIONS, note="Adds the cell's worktree here."),
     ToolSpec(("matrix", "conclude"), "destructive", _VERSIONS),
     ToolSpec(("matrix", "clean"), "destructive", _VERSIONS),
     ToolSpec(("contract",), "write", _CAMPAIGN),
@@ -97,6 +107,7 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(("candidate", "record"), "write", _CAMPAIGN),
     ToolSpec(("benchmark", "adjust"), "destructive", _CAMPAIGN),
     ToolSpec(("mistake", "add"), "write", _CAMPAIGN),
+    ToolSpec(("close",), "write", _CAMPAIGN),
     ToolSpec(("finish",), "destructive", _CAMPAIGN),
     ToolSpec(("deliver",), "destructive", _CAMPAIGN),
     ToolSpec(("weights", "init"), "write", _BATCHES),

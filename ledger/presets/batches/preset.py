@@ -75,6 +75,11 @@ class BatchesPreset(Preset):
             writes[vocab] = batches.FORBIDDEN_TEMPLATE.encode()
         return writes
 
+    def drafts(self) -> tuple[str, ...]:
+        # Trace events ride along with the next transition (DESIGN: trace events are not
+        # transitions): an uncommitted trace file is the loop at work.
+        return ("trace/*.jsonl",)
+
     def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
         from ledger.core.findings import Finding
 

@@ -56,6 +56,10 @@ class CampaignPreset(Preset):
         # Generated views exist, in step, from the start.
         return campaign.view_writes(campaign.load(config, snap))
 
+    def drafts(self) -> tuple[str, ...]:
+        # Written by hand, then recorded by 'git ledger contract'.
+        return (campaign.CONTRACT,)
+
     def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
         from ledger.core.findings import Finding
         from ledger.presets.campaign.rules import tolerance_widened

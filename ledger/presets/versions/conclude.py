@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ledger.core import output
-from ledger.core.context import open_context
+from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.markdown import conclusion_block, gate_table
 from ledger.core.model.documents import decode_text, parse_document, set_block
@@ -14,28 +14,106 @@ from ledger.core.model.entries import VERDICTS, Conclusion, GateStat
 from ledger.core.model.ids import parse_version
 from ledger.core.state import Version
 from ledger.core.store import Snapshot, Transition
-from ledger.core.verify import frozen_config, require_clean, reserved_ids
+from ledger.core.verify import require_clean, reserved_ids
 from ledger.presets.versions import readiness
+from ledger.presets.versions.reading import Reading, read
 from ledger.presets.versions.runner import RunRecords
-from ledger.presets.versions.verdicts import contradiction, evidence, summary
+from ledger.presets.versions.verdicts import contradiction, summary
 from ledger.presets.versions.views import readme_update
 
 
 def allowed(target: GateStat, effect: float | None) -> dict[str, str | None]:
-    """Per verdict: None if the numbers allow it, else why not."""
+    """Per verdict: None if the numbers allow it, else why not (bench/calibration.py)."""
     return {v: contradiction(v, target, effect) for v in VERDICTS}
 
 
-def dry_run(cwd: Path, vid: str, as_json: bool) -> int:
-    """What the numbers allow, per gate, without writing anything."""
-    ctx = open_context(cwd)
-    state = ctx.state()
+@dataclass(frozen=True)
+class Plan:
+    """What conclude would do on a tip: the version's reading, and the refusals that
+    stand before any verdict, in the order conclude meets them (each with whether
+    ``--override`` may pass it)."""
+
+    reading: Reading
+    refusals: tuple[tuple[Refused, bool], ...]
+
+    def blocking(self, override: str | None) -> Refused | None:
+        """The refusal conclude raises before the verdict (None: it goes on)."""
+        return next((exc for exc, may in self.refusals if not may or override is None), None)
+
+    def not_ready(self) -> str | None:
+        """Why the results are not ready, recorded with an overriding conclusion."""
+        return next((exc.message for exc, may in self.refusals if may), None)
+
+
+def plan(ctx: Context, snap: Snapshot, vid: str, records: list[dict[str, object]]) -> Plan:
+    """Conclude's checks on ``snap``, up to the verdict: the code the dry run shares."""
+    state = ctx.state(snap)
     version = state.version(vid)
     if version is None:
+        # Registered once (deleted or broken since): a refusal, not a typo.
+        if vid in reserved_ids(ctx.store, ctx.config, ctx.config_file):
+            require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
+            raise Refused(
+                f"{vid}'s registration no longer parses or was withdrawn", "register the next id"
+            )
         raise state.no_version(vid)
-    gates = evidence(state, vid)
-    target = gates[0]
-    verdicts = allowed(target, version.front.effect)
+    refusals: list[tuple[Refused, bool]] = []
+    if version.front.void:
+        refusals.append(
+            (Refused(f"{vid} is void ({version.front.void})", "register a new version"), False)
+        )
+    elif version.concluded:
+        refusals.append(
+            (
+                Refused(
+                    f"{vid} is already concluded ({version.verdict})", "register a new version"
+                ),
+                False,
+            )
+        )
+    registration: str | None
+    try:
+        registration = require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
+    except Refused as exc:
+        refusals.append((exc, False))
+        found = readiness.history_of(state, ctx.store, [vid]).get(vid)
+        registration = found[0] if found else None
+    commits = readiness.code_commits(ctx.store, vid, registration) if registration else None
+    reading = read(ctx.store, state, vid, registration, commits)
+    try:  # seeds that were started and have no results say which and how
+        readiness.check_results(state, vid, records, reading.flags)
+    except Refused as exc:
+        refusals.append((exc, True))
+    if not reading.results:
+        refusals.append(
+            (
+                Refused(
+                    f"{vid} has no results on its gate '{reading.gate}': nothing to conclude",
+                    f"measure it (git ledger run/record {vid} ...), or "
+                    f"git ledger void {vid} --reason ...",
+                ),
+                False,
+            )
+        )
+    return Plan(reading, tuple(refusals))
+
+
+def dry_run(cwd: Path, vid: str, as_json: bool) -> int:
+    """What conclude would say to each verdict now, without writing anything."""
+    ctx = open_context(cwd)
+    records = RunRecords(ctx).all()
+    planned = plan(ctx, ctx.store.snapshot(), vid, records)
+    reading = planned.reading
+    blocked = planned.blocking(None)
+    try:
+        readiness.wait_or_refuse(records, vid, wait=False)
+    except Refused as exc:
+        blocked = exc
+    target = reading.target
+    verdicts = {
+        v: blocked.one_line() if blocked is not None else why
+        for v, why in reading.allowed().items()
+    }
     if as_json:
         output.emit_json(
             {
@@ -43,14 +121,17 @@ def dry_run(cwd: Path, vid: str, as_json: bool) -> int:
                 "gate": target.gate,
                 "allowed": [v for v, why in verdicts.items() if why is None],
                 "refused": {v: why for v, why in verdicts.items() if why is not None},
-                "gates": [g.model_dump(mode="json", exclude_none=True) for g in gates],
+                "blocked": blocked.one_line() if blocked is not None else None,
+                "gates": [g.model_dump(mode="json", exclude_none=True) for g in reading.gates],
             }
         )
         return 0
     output.say(f"{vid} (dry run, nothing written); targeted gate '{target.gate}':")
-    for v, why in verdicts.items():
+    if blocked is not None:
+        output.say(f"  refused before any verdict: {blocked.one_line()}")
+    for v, why in reading.allowed().items():
         output.say(f"  {v}: " + ("allowed" if why is None else f"contradicted: {why}"))
-    for g in gates:
+    for g in reading.gates:
         role = "targeted" if g is target else "also measured"
         output.say(f"  [{role}] {summary('inconclusive', g)}")
     return 0
@@ -87,40 +168,17 @@ def run(
         records = RunRecords(ctx).all()
 
     def build(snap: Snapshot) -> Transition:
-        state = ctx.state(snap)
-        version = state.version(vid)
-        if version is None:
-            # Registered once (deleted or broken since): a refusal, not a typo.
-            if vid in reserved_ids(ctx.store, ctx.config, ctx.config_file):
-                require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
-                raise Refused(
-                    f"{vid}'s registration no longer parses or was withdrawn",
-                    "register the next id",
-                )
-            raise state.no_version(vid)
-        if version.front.void:
-            raise Refused(f"{vid} is void ({version.front.void})", "register a new version")
-        if version.concluded:
-            raise Refused(
-                f"{vid} is already concluded ({version.verdict})", "register a new version"
-            )
-        registration = require_clean(ctx.store, ctx.config, ctx.config_file, vid, snap.commit_id)
-        not_ready: str | None = None
-        try:  # first: seeds that were started and have no results say which and how
-            readiness.check_results(ctx.store, state, vid, records, registration)
-        except Refused as exc:
-            if override is None:
-                raise
-            not_ready = exc.message  # overridden: recorded with the conclusion
-        if not state.results_for(vid, version.front.gate):
-            raise Refused(
-                f"{vid} has no results on its gate '{version.front.gate}': nothing to conclude",
-                f"measure it (git ledger run/record {vid} ...), or git ledger void {vid} --reason ...",
-            )
-        state = frozen_config(ctx, state, registration)
-        gates = evidence(state, vid)
-        target = gates[0]
-        problem = contradiction(verdict, target, version.front.effect)
+        planned = plan(ctx, snap, vid, records)
+        refused = planned.blocking(override)
+        if refused is not None:
+            raise refused
+        not_ready = planned.not_ready()
+        reading = planned.reading
+        version = reading.version
+        state = reading.state
+        gates = list(reading.gates)
+        target = reading.target
+        problem = reading.contradiction(verdict)
         if problem and override is None:
             raise Refused(
                 f"[verdict-contradicted] '{verdict}' is contradicted by the numbers: {problem}",

@@ -9,19 +9,26 @@ placeholder in angle brackets (``<BET>``), listed in ``placeholders``. ``edit``
 lists files to change before running the command (code for a bet, a reflection's
 sections).
 
-What a tree cannot say (runs still running, a reflection written but not yet
-committed, whether the code of a version was committed, a matrix's cells on their
-branches) is added by :func:`ledger.cli.status.fresh_next` on every call.
+An open version is judged from its :class:`~ledger.presets.versions.reading.Reading`
+(its results under the configuration frozen at its registration), the very object
+``conclude`` judges it from, so the verdict proposed is the one conclude accepts.
+
+What a tree cannot say (a reflection written but not yet committed, whether the
+code of a version was committed, a matrix's cells on their branches, an id taken on
+another branch) is added by :mod:`ledger.presets.versions.fresh` on every call, after
+the machine problems :mod:`ledger.cli.machine` puts first.
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ledger.core.state import LedgerState, Version
 from ledger.presets.versions import rules
+from ledger.presets.versions.reading import Reading, read
 
 SEEDS = "1,2,3"
 
@@ -34,9 +41,11 @@ class NextAction:
     step: str | None = None
     placeholders: tuple[str, ...] = ()
     edit: tuple[str, ...] = field(default=())
+    alternatives: tuple[NextAction, ...] = ()
+    decide: str | None = None  # what only a person can decide before the command is run
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "action": self.action,
             "command": self.command,
             "reason": self.reason,
@@ -44,6 +53,11 @@ class NextAction:
             "placeholders": list(self.placeholders),
             "edit": list(self.edit),
         }
+        if self.alternatives:
+            out["alternatives"] = [a.as_dict() for a in self.alternatives]
+        if self.decide is not None:
+            out["decide"] = self.decide
+        return out
 
 
 def quote(text: str) -> str:
@@ -93,26 +107,37 @@ def code_commit(state: LedgerState, version: Version) -> NextAction:
     )
 
 
-def supported_verdict(state: LedgerState, version: Version) -> str:
-    """The verdict the statistics support on the targeted gate (what conclude accepts)."""
-    from ledger.presets.versions.verdicts import contradiction, evidence
-
-    gates = evidence(state, version.id)
-    for verdict in ("confirmed", "refuted", "inconclusive"):
-        if not gates or contradiction(verdict, gates[0], version.front.effect) is None:
-            return verdict
-    return "inconclusive"
-
-
-def conclude(state: LedgerState, version: Version, have: int) -> NextAction:
-    verdict = supported_verdict(state, version)
+def conclude(reading: Reading) -> NextAction:
+    verdict = reading.supported()
     return NextAction(
         "conclude",
-        f"git ledger conclude {version.id} --verdict {verdict} --next '<NEXT>'",
-        f"{version.id} has {have} result(s) on '{version.front.gate}'; "
+        f"git ledger conclude {reading.id} --verdict {verdict} --next '<NEXT>'",
+        f"{reading.id} has {len(reading.results)} result(s) on '{reading.gate}'; "
         f"the statistics support '{verdict}'",
-        version.id,
+        reading.id,
         ("<NEXT>",),
+    )
+
+
+def void(reading: Reading, why: str) -> NextAction:
+    """A version no measurement can conclude: close it as void, or conclude on nothing."""
+    verdict = reading.supported()
+    return NextAction(
+        "void",
+        f"git ledger void {reading.id} --reason '<REASON>'",
+        f"{why}: no measurement can give it a verdict; close it as void (its id is never "
+        "reused) and register the next bet under today's configuration",
+        reading.id,
+        ("<REASON>",),
+        alternatives=(
+            NextAction(
+                "conclude",
+                f"git ledger conclude {reading.id} --verdict {verdict} --next '<NEXT>'",
+                f"conclude it '{verdict}', on no numbers",
+                reading.id,
+                ("<NEXT>",),
+            ),
+        ),
     )
 
 
@@ -168,7 +193,9 @@ def _last_matrix_winner(state: LedgerState) -> Version | None:
     return None
 
 
-def next_action(state: LedgerState) -> NextAction:
+def next_action(state: LedgerState, readings: Mapping[str, Reading] | None = None) -> NextAction:
+    """The loop's next step in ``state``; ``readings``: the open versions' (read without
+    history when missing)."""
     if state.problems:
         path, error = state.problems[0]
         return NextAction(
@@ -178,11 +205,10 @@ def next_action(state: LedgerState) -> NextAction:
     if opened:
         version = opened[0]
         gate = version.front.gate
-        have = state.results_for(version.id, gate)
-        if not have:
-            failed = [r for r in state.results_for(version.id, gate, ok_only=False)]
-            if failed:
-                seeds = ",".join(sorted({r.key for r in failed}))
+        reading = (readings or {}).get(version.id) or read(None, state, version.id, None, None)
+        if not reading.results:
+            if reading.failed:
+                seeds = ",".join(sorted({r.key for r in reading.failed}))
                 action = measure(state, version.id, gate, seeds)
                 return NextAction(
                     "fix-run",
@@ -193,7 +219,10 @@ def next_action(state: LedgerState) -> NextAction:
                     action.placeholders,
                 )
             return measure(state, version.id, gate)
-        return conclude(state, version, len(have))
+        unjudged = reading.unjudged()
+        if unjudged:
+            return void(reading, unjudged)
+        return conclude(reading)
     matrices = state.open_matrices()
     if matrices:
         matrix = matrices[0]
@@ -204,10 +233,13 @@ def next_action(state: LedgerState) -> NextAction:
             matrix.id,
         )
     if state.phase is not None and state.phase.state == "parked":
+        # Resuming needs no argument, only the judgment the parking asked for.
+        criteria = "; ".join(state.phase.resume_criteria) or "(none listed)"
         return NextAction(
             "resume-phase",
             "git ledger phase resume",
-            "the loop is parked; resume once the criteria in CAMPAIGN_STATUS.md hold",
+            f"the loop is parked; resume once the criteria in CAMPAIGN_STATUS.md hold: {criteria}",
+            decide=f"whether the resume criteria hold: {criteria}",
         )
     fired, incomplete = rules.reflection_pending(state)
     if incomplete:

@@ -6,6 +6,7 @@ Its entries (version files, results, reflections, matrices) are parsed by
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ledger.core.loops import Preset
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
     from ledger.core.model.config import LedgerConfig
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
+    from ledger.presets.versions.readiness import Flags
+    from ledger.presets.versions.reading import Reading
 
 
 class VersionsPreset(Preset):
@@ -50,34 +53,118 @@ class VersionsPreset(Preset):
         ]
 
     def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
-        return {}
+        """The loop's part of ``status --json``, its next step included: one reading of
+        each open version serves both (:mod:`ledger.presets.versions.reading`)."""
+        from ledger.presets.versions import rules
+        from ledger.presets.versions.nextstep import code_commit, next_action
+        from ledger.presets.versions.reading import read_open
+
+        recent = [v.id for v in state.versions[-10:]]
+        readings, flags = read_open(ctx.store, state, recent)
+        fired, incomplete = rules.reflection_pending(state)
+        nxt = next_action(state, readings)
+        # A version that builds on another needs its code committed before it is measured;
+        # whether it is, only git's history says (see ledger.presets.versions.fresh).
+        version = state.version(nxt.step) if nxt.step and nxt.action == "measure" else None
+        code_first = (
+            code_commit(state, version).as_dict()
+            if version is not None and version.front.parent and version.front.files
+            else None
+        )
+        # After a refutation `next` offers reverting its code; whether that code is still on
+        # the branch, only git's history says.
+        last = state.versions[-1] if state.versions else None
+        refuted = (
+            last.id
+            if last is not None and last.verdict == "refuted" and not last.front.matrix
+            else None
+        )
+        return {
+            "triggers": [{"rule": f.rule, "message": f.message} for f in fired],
+            "reflection_due": bool(fired),
+            "incomplete_reflection": incomplete,
+            "next": nxt.as_dict(),
+            "code_first": code_first,
+            "refuted": refuted,
+            "flagged": _flagged(state, {v: flags[v] for v in recent}),
+            "remeasure": _remeasure(state, readings),
+            "unjudged": [
+                {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
+            ],
+        }
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         from ledger.presets.versions.nextstep import next_action
+        from ledger.presets.versions.reading import read_open
 
-        action = dict(next_action(state).as_dict())
-        if action["action"] == "conclude":
-            supported = supported_verdicts(state, action["command"].split()[3])
-            if supported:
-                action["command"] = action["command"].replace(
-                    "confirmed|refuted|inconclusive", "|".join(supported)
-                )
-        return action
+        return next_action(state, read_open(ctx.store, state)[0]).as_dict()
+
+    def drafts(self) -> tuple[str, ...]:
+        return ("REFLECTION_*.md",)  # written by 'reflect', committed once its sections are
+
+    def fresh_next(
+        self, cwd: Path, top: Path, common: Path, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        from ledger.presets.versions.fresh import fresh_next
+
+        return fresh_next(cwd, top, common, data)
+
+    def finding_action(self, ctx: Context, finding: dict[str, Any]) -> dict[str, Any] | None:
+        """A history finding against a version (open or concluded) stays in history for
+        good: closing the version as void is what lets verify, and every push, pass."""
+        step = str(finding.get("step") or "")
+        version = ctx.state().version(step) if step else None
+        if version is None or version.front.void or version.front.matrix:
+            return None  # nothing to void (a cell is closed with its matrix)
+        return {
+            "action": "void",
+            "command": f"git ledger void {step} --reason '<REASON>'",
+            "reason": f"{step}'s history does not verify: [{finding.get('rule')}] "
+            f"{finding.get('message')} (git ledger verify lists every finding); close it as "
+            "void, its id is never reused",
+            "step": step,
+            "placeholders": ["<REASON>"],
+            "edit": [],
+        }
 
 
-def supported_verdicts(state: LedgerState, vid: str) -> list[str]:
-    """The verdicts the numbers do not contradict (what ``conclude`` accepts)."""
-    from ledger.presets.versions.verdicts import contradiction, evidence
-
-    version = state.version(vid)
-    gates = evidence(state, vid) if version is not None else []
-    if version is None or not gates:
-        return []
+def _flagged(state: LedgerState, flags: dict[str, Flags]) -> list[dict[str, Any]]:
+    """Versions with results measured on a dirty work tree (any version) or before any
+    code commit of the version (the recent ones: that needs history); 'show ID' names
+    the files."""
+    counts: dict[str, int] = {}
+    for r in state.results:
+        if r.status == "ok" and r.dirty:
+            counts[r.version] = counts.get(r.version, 0) + 1
+    before = {vid: len(f.before_code) for vid, f in flags.items() if f.before_code}
     return [
-        v
-        for v in ("confirmed", "refuted", "inconclusive")
-        if contradiction(v, gates[0], version.front.effect) is None
+        {"id": vid, "dirty": counts.get(vid, 0), "before_code": before.get(vid, 0)}
+        for vid in [*counts, *(v for v in before if v not in counts)]
     ]
+
+
+def _remeasure(state: LedgerState, readings: dict[str, Reading]) -> dict[str, Any] | None:
+    """What a clean re-measurement of the open version's flagged results takes: its
+    seeds (results of windows are left to the override), and whether a command runs them."""
+    from ledger.presets.versions.nextstep import has_command
+
+    for vid, reading in readings.items():
+        flagged = set(reading.flags.dirty) | set(reading.flags.before_code)
+        results = [r for r in reading.results if r.path in flagged]
+        if not results or any(r.data.window is not None for r in results):
+            continue
+        return {
+            "step": vid,
+            "gate": reading.gate,
+            "seeds": sorted({r.key for r in results}, key=_seed_order),
+            "run": has_command(state, reading.gate),
+            "before_code": bool(reading.flags.before_code),
+        }
+    return None
+
+
+def _seed_order(key: str) -> tuple[int, str]:
+    return (int(key), "") if key.lstrip("-").isdigit() else (0, key)
 
 
 PRESET = VersionsPreset()

@@ -94,7 +94,14 @@ def code_commits(store: Store, vid: str, registration: str) -> list[str]:
 
 
 def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> dict[str, list[str]]:
-    """Each version's code commits since its registration, in one walk back from HEAD.
+    """Each version's code commits since its registration, in one walk back from HEAD."""
+    return {vid: commits for vid, (_, commits) in history_of(state, store, vids).items()}
+
+
+def history_of(
+    state: LedgerState, store: Store, vids: Iterable[str]
+) -> dict[str, tuple[str, list[str]]]:
+    """Each version's registration commit and code commits since, in one walk back from HEAD.
 
     A matrix cell starts at its matrix's registration. The walk stops once every
     registration is found, or at the registration of a version older than all of them
@@ -108,7 +115,7 @@ def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> di
     for vid in vids:
         version = state.version(vid)
         starts[vid] = version.front.matrix if version and version.front.matrix else vid
-    done: dict[str, list[str]] = {}
+    done: dict[str, tuple[str, list[str]]] = {}
     if not starts:
         return done
     found: dict[str, list[str]] = {vid: [] for vid in starts}
@@ -128,16 +135,24 @@ def code_commits_of(state: LedgerState, store: Store, vids: Iterable[str]) -> di
         if kind not in STARTS and kind != "matrix-register":
             continue
         for vid in [v for v in by_start.get(step, ()) if v in found]:
-            done[vid] = found.pop(vid)
+            done[vid] = (info.id, found.pop(vid))
         if not found or state.version_key(step) < oldest:
             break
     return done
 
 
-def flags_of(store: Store, state: LedgerState, vids: Iterable[str]) -> dict[str, Flags]:
-    """:func:`flags` of several versions, reading history once (status, reports)."""
+def flags_of(
+    store: Store,
+    state: LedgerState,
+    vids: Iterable[str],
+    found: dict[str, tuple[str, list[str]]] | None = None,
+) -> dict[str, Flags]:
+    """:func:`flags` of several versions, reading history once (status, reports);
+    ``found``: their :func:`history_of`, when the caller has read it already."""
     wanted = list(vids)
-    commits = code_commits_of(state, store, wanted)
+    if found is None:
+        found = history_of(state, store, wanted)
+    commits = {vid: listed for vid, (_, listed) in found.items()}
     by_version: dict[str, list[Result]] = {vid: [] for vid in wanted}
     for r in state.results:
         if r.version in by_version and r.status == "ok":
@@ -185,13 +200,10 @@ def wait_or_refuse(records: list[dict[str, object]], vid: str, *, wait: bool) ->
 
 
 def check_results(
-    store: Store,
-    state: LedgerState,
-    vid: str,
-    records: list[dict[str, object]],
-    registration: str,
+    state: LedgerState, vid: str, records: list[dict[str, object]], found: Flags
 ) -> None:
-    """Refuse a verdict on results that are missing or unreproducible (--override skips)."""
+    """Refuse a verdict on results that are missing or unreproducible (--override skips);
+    ``found``: the flags of the version's reading."""
     version = state.version(vid)
     if version is None:
         return
@@ -204,7 +216,6 @@ def check_results(
             f"[results-missing] seeds {seeds} of {vid} on '{gate}' were started but have no results",
             f"run them: git ledger run {vid} --gate {gate} --seeds {seeds} (or --override REASON)",
         )
-    found = flags(store, state, vid, code_commits(store, vid, registration))
     if found.dirty or found.before_code:
         raise Refused(
             f"[unreproducible-results] {vid}: " + "; ".join(found.lines()),

@@ -1,0 +1,320 @@
+"""Machine problems: what an interrupted session, a crash or a skipped hook leaves behind.
+
+They come before any step of the loop: while one stands, the loop's own step is
+refused (``register`` with uncommitted entries, any transition behind a stale
+lock, every push with a history finding) or builds on a state ``git status`` does
+not show (an interrupted transition). ``status`` lists each as a problem and
+``next`` proposes the action that clears the first, in this order: an interrupted
+transition, a lock file, runs still running, uncommitted entries, finished runs
+not on record, history findings (after any committed entry that does not parse,
+which the loop's own step names). An action only a person can take carries
+``decide`` (what they decide): ``next`` never presents it as a command to run
+blindly.
+
+Each check costs a file test or one ``git status`` of the ledger directory when
+nothing is wrong; doctor's own classification (which lock is stale, which entry
+may be autosaved) runs only when something is found, so that ``next`` and
+``doctor --fix`` agree on what ``--fix`` will do.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledger.core import gitcli, runfiles
+
+JOURNAL = "ledger-pending.json"  # ledger.core.store.JOURNAL, without importing pygit2
+FIX = "git ledger doctor --fix"
+
+
+@dataclass(frozen=True)
+class Problem:
+    kind: str
+    message: str
+    action: dict[str, Any]  # what clears it, as `next` proposes it
+
+    def as_json(self) -> dict[str, str]:
+        return {"kind": self.kind, "message": self.message, "fix": self.action["command"]}
+
+
+def action(
+    name: str,
+    command: str,
+    reason: str,
+    *,
+    step: str | None = None,
+    placeholders: list[str] | None = None,
+    decide: str | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "action": name,
+        "command": command,
+        "reason": reason,
+        "step": step,
+        "placeholders": placeholders or [],
+        "edit": [],
+    }
+    if decide is not None:
+        out["decide"] = decide
+    return out
+
+
+def problems(
+    cwd: Path, top: Path, gitdir: Path, common: Path, data: dict[str, Any]
+) -> list[Problem]:
+    """The machine problems of the repository at ``cwd`` (its work tree ``top``, git dir
+    and common git dir), the first to clear first. ``data`` is ``status --json``'s (its
+    ``runs`` and ``history`` read fresh); the loop's uncommitted drafts are added to it
+    (``drafts``) for the loop's own fresh step."""
+    out: list[Problem] = []
+    if (gitdir / JOURNAL).is_file():
+        out.append(
+            Problem(
+                "interrupted-transition",
+                "a transition was interrupted after its commit: the index and work tree do "
+                "not show it yet (git status shows it undone)",
+                action(
+                    "doctor-fix",
+                    FIX,
+                    "a transition was interrupted: doctor --fix brings the index and work "
+                    "tree up to its commit before anything else is done",
+                ),
+            )
+        )
+    out += _locks(cwd, gitdir, common, data.get("branch"))
+    running = data["runs"]["running"]
+    if running:
+        labels = ", ".join(str(r["label"]) for r in running)
+        out.append(
+            Problem(
+                "running",
+                f"runs are still running: {labels}",
+                action("wait", "git ledger wait", f"runs are still running: {labels}"),
+            )
+        )
+    out += _entries(cwd, top, data)
+    for record in runfiles.unrecorded(common / "ledger" / "runs"):
+        step = str(record.get("step"))
+        line = runfiles.unrecorded_problem(record) or ""
+        out.append(
+            Problem(
+                "unrecorded-run",
+                line,
+                action(
+                    "record-finished",
+                    f"git ledger run {step} --record-finished",
+                    f"a run of {step} finished but its 'git ledger run' died before "
+                    "recording it: record what finished",
+                    step=step,
+                ),
+            )
+        )
+    if not data.get("problems"):
+        # An entry that does not parse comes first: the loop's own step names it
+        # (fix-entry), and verify reads the entry as fixed.
+        out += _history(cwd, data)
+    return out
+
+
+def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Problem]:
+    """A lock file git or a transition would wait on (the index, HEAD, the branch)."""
+    candidates = [gitdir / "index.lock", gitdir / "HEAD.lock", common / "packed-refs.lock"]
+    if branch:
+        candidates.append(common / "refs" / "heads" / f"{branch}.lock")
+    if not any(p.exists() for p in candidates):
+        return []
+    from ledger.cli.doctor import Report, check_locks
+    from ledger.core.context import load_config, open_store
+
+    store = open_store(cwd)
+    loaded = load_config(store)
+    report = Report()
+    check_locks(store, loaded[0].doctor.stale_lock_minutes if loaded else 10.0, False, report)
+    if report.problems:
+        return [
+            Problem(
+                "stale-lock",
+                report.problems[0],
+                action(
+                    "doctor-fix",
+                    FIX,
+                    f"{report.problems[0].split(':')[0]}: every transition would wait on it; "
+                    "doctor --fix removes it (no git process works in the repository)",
+                ),
+            )
+        ]
+    held = report.info[0] if report.info else "a lock file is held"
+    return [
+        Problem(
+            "lock",
+            held,
+            action(
+                "wait-for-lock",
+                "git ledger doctor",
+                f"{held}; wait for that git process to end (doctor says when the lock is "
+                "stale), then ask git ledger next again",
+                decide="whether the git process holding the lock is still working",
+            ),
+        )
+    ]
+
+
+def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
+    """Entry files at the ledger dir's top level changed in the work tree and not
+    committed (the loop's drafts aside).
+
+    The top level is where hands write (versions, reflections, matrices, the views,
+    a campaign's contract): its tracked files are asked of git by a glob that does
+    not descend, and an untracked file shows as one file more on disk than the
+    commit has (``top_files``, from the cache). Reading the whole directory, as
+    ``register``'s own check and ``doctor`` do, costs a stat of every result file,
+    which a warm ``status`` at 10,000 steps cannot pay on every call.
+    """
+    from ledger.core.loops import by_name
+
+    directory = str(data["dir"])
+    drafts = [f"{directory}/{g}" for g in by_name(str(data["preset"])).drafts()]
+    level = f":(glob){directory}/*"
+    found = _porcelain(top, "--untracked-files=no", level)
+    base = top / directory
+    try:
+        on_disk = {e.name for e in os.scandir(base) if e.is_file(follow_symlinks=False)}
+    except OSError:
+        on_disk = set()
+    committed = data.get("top_files")
+    present = sum(1 for code, path in found if path.rsplit("/", 1)[-1] in on_disk)
+    absent = len(found) - present
+    if committed is None or len(on_disk) > int(committed) - absent + _added(found):
+        found += [e for e in _porcelain(top, "--untracked-files=all", level) if e[0] == "??"]
+    entries = []
+    for code, path in found:
+        if not any(fnmatch.fnmatchcase(path, g) for g in drafts):
+            entries.append((code, path))
+        elif "D" not in code:
+            data.setdefault("drafts", []).append(path)
+    if not entries:
+        return []
+    shown = ", ".join(p for _, p in entries[:5]) + (" ..." if len(entries) > 5 else "")
+    message = f"uncommitted ledger files: {shown}"
+    kept = _not_autosaved(cwd, entries)
+    if kept is None:
+        return [
+            Problem(
+                "uncommitted-entries",
+                message,
+                action(
+                    "doctor-fix",
+                    FIX,
+                    f"{message}: registration and pushes are refused while they stand; "
+                    "doctor --fix commits them as they are (an autosave)",
+                ),
+            )
+        ]
+    code, path, reason = kept
+    if "D" in code:  # what the work tree lost is in the commit: restoring it loses nothing
+        return [
+            Problem(
+                "uncommitted-entries",
+                f"{message}; {reason}",
+                action(
+                    "restore-entry",
+                    f"git restore --staged --worktree -- {path}",
+                    f"{reason}: restore it from the commit (a ledger entry is never deleted)",
+                ),
+            )
+        ]
+    tracked = "?" not in code
+    command = f"git restore --staged --worktree -- {path}" if tracked else f"rm -- {path}"
+    return [
+        Problem(
+            "uncommitted-entries",
+            f"{message}; {reason}",
+            action(
+                "restore-entry",
+                command,
+                f"{reason}: only a person can say whether that work is to be kept elsewhere "
+                "before the committed state is restored",
+                decide=f"whether to discard the uncommitted change to {path}",
+            ),
+        )
+    ]
+
+
+def _porcelain(top: Path, untracked: str, spec: str) -> list[tuple[str, str]]:
+    """(XY, path) per changed path under ``spec`` (git-status(1) ``--porcelain -z``)."""
+    # --no-optional-locks: a read must not rewrite the index (see register's own check).
+    out = gitcli.output(
+        ["--no-optional-locks", "status", "--porcelain", "-z", untracked, "--", spec], top
+    )
+    # "XY PATH\0", a rename's or copy's source path following as a field of its own.
+    fields = iter(out.split("\0"))
+    found = []
+    for entry in fields:
+        if len(entry) < 4:
+            continue
+        if "R" in entry[:2] or "C" in entry[:2]:
+            next(fields, None)
+        found.append((entry[:2], entry[3:]))
+    return found
+
+
+def _added(found: list[tuple[str, str]]) -> int:
+    """Tracked entries on disk that the commit does not have (added to the index)."""
+    return sum(1 for code, _ in found if code[0] in "AC" or code[0] == "R")
+
+
+def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str, str] | None:
+    """(status code, path, why) of the first entry ``doctor --fix`` would not autosave
+    (doctor's own rule); None: it autosaves them all."""
+    from ledger.cli.doctor import _frozen_edit
+    from ledger.core.context import load_config, open_store
+
+    store = open_store(cwd)
+    loaded = load_config(store)
+    if loaded is None:
+        return None
+    config = loaded[0]
+    for code, path in entries:
+        full = store.require_workdir() / path
+        if "D" in code or not full.is_file():
+            return code, path, f"{path} was deleted or is not a file; doctor never commits that"
+        data = store.worktree_content(path)
+        frozen = _frozen_edit(store, path, data, config.dir, config.ledger.id_prefix)
+        if frozen:
+            return code, path, frozen
+    return None
+
+
+def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
+    """verify's findings: each stays in history, and refuses every push, until cleared."""
+    findings = [f for f in data.get("history", []) if f.get("rule") != "cannot-verify"]
+    if not findings:
+        return []
+    from ledger.core.context import open_context
+    from ledger.core.loops import preset_for
+
+    ctx = open_context(cwd)
+    preset = preset_for(ctx.config)
+    out = []
+    for finding in findings:
+        message = f"[{finding['rule']}] {finding['message']}"
+        cleared = preset.finding_action(ctx, finding)
+        out.append(
+            Problem(
+                "history",
+                message,
+                cleared
+                or action(
+                    "verify",
+                    "git ledger verify",
+                    f"history does not verify: {message} (fix: {finding['fix']}); every push "
+                    "is refused until a person repairs it",
+                    decide=f"how to repair history: {finding['fix']}",
+                ),
+            )
+        )
+    return out
