@@ -79,7 +79,11 @@ def test_seeds_of_a_killed_run_are_not_silently_dropped(bare_repo: Repo) -> None
     refused = repo.run("conclude", "V1", "--verdict", "confirmed", "--next", "x")
     assert refused.code == 1 and "[results-missing]" in refused.err, refused.err
     assert "V1" in refused.err
-    # The finished seed is not lost: it is recorded from its run record.
+    # The finished seed is not lost: it is recorded from its run record, and next says so
+    # before anything else (a machine problem, as doctor lists it).
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger run V1 --record-finished", nxt
+    assert "finished run not on record" in repo.ok("status").out
     repo.ok("run", "V1", "--gate", "recent", "--record-finished")
     assert "seed-1" in repo.git("ls-tree", "-r", "--name-only", "HEAD")
     refused = repo.run("conclude", "V1", "--verdict", "confirmed", "--next", "x")

@@ -541,9 +541,11 @@ def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
 NEXT_SOURCES = (
     "ledger/presets/versions/nextstep.py",
     "ledger/presets/versions/preset.py",
+    "ledger/presets/versions/fresh.py",
     "ledger/presets/campaign/preset.py",
     "ledger/presets/batches/preset.py",
     "ledger/cli/status.py",
+    "ledger/cli/machine.py",
 )
 VERB = re.compile(r"git ledger ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?")
 

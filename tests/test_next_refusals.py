@@ -141,6 +141,7 @@ def test_a_history_finding_on_a_concluded_version_comes_before_registering(
     follow(repo, nxt)
     pushes(repo, tmp_path)  # the command next gave cleared what refuses every push
     assert nxt["action"] == "void" and nxt["command"].startswith("git ledger void V1 "), nxt
+    assert "void V1's verdict (confirmed)" in nxt["decide"]  # it was a verdict
     assert any("frozen-registration" in p for p in listed)
     assert walk_to(repo, "register") == ["register"]
     pushes(repo, tmp_path)

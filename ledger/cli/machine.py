@@ -135,15 +135,15 @@ def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Pr
     report = Report()
     check_locks(store, loaded[0].doctor.stale_lock_minutes if loaded else 10.0, False, report)
     if report.problems:
+        stale = report.problems[0].split(": git ledger doctor --fix")[0]
         return [
             Problem(
                 "stale-lock",
-                report.problems[0],
+                stale,
                 action(
                     "doctor-fix",
                     FIX,
-                    f"{report.problems[0].split(':')[0]}: every transition would wait on it; "
-                    "doctor --fix removes it (no git process works in the repository)",
+                    f"{stale}: every transition would wait on it; doctor --fix removes it",
                 ),
             )
         ]

@@ -218,6 +218,8 @@ def run_status(cwd: Path, as_json: bool) -> int:
             output.say(f"{note['step'] or 'entry'} {note['text']} ({note['path']})")
     nxt = data["next"]
     output.say(f"next: {nxt['command']}  # {nxt['reason']}")
+    if nxt.get("decide"):
+        output.say(f"  a person decides first: {nxt['decide']}")
     return 0
 
 
@@ -228,4 +230,6 @@ def run_next(cwd: Path, as_json: bool) -> int:
     else:
         output.say(action["command"])
         output.say(f"# {action['reason']}")
+        if action.get("decide"):
+            output.say(f"# a person decides first: {action['decide']}")
     return 0

@@ -98,9 +98,17 @@ def plan(ctx: Context, snap: Snapshot, vid: str, records: list[dict[str, object]
     return Plan(reading, tuple(refusals))
 
 
+def _not_a_cell(ctx: Context, vid: str) -> None:
+    if parse_version(vid, ctx.config.ledger.id_prefix).cell:
+        raise BadInput(
+            f"{vid} is a matrix cell", "cells are concluded together: git ledger matrix conclude"
+        )
+
+
 def dry_run(cwd: Path, vid: str, as_json: bool) -> int:
     """What conclude would say to each verdict now, without writing anything."""
     ctx = open_context(cwd)
+    _not_a_cell(ctx, vid)
     records = RunRecords(ctx).all()
     planned = plan(ctx, ctx.store.snapshot(), vid, records)
     reading = planned.reading
@@ -149,10 +157,7 @@ def run(
     wait: bool = False,
 ) -> int:
     ctx = open_context(cwd)
-    if parse_version(vid, ctx.config.ledger.id_prefix).cell:
-        raise BadInput(
-            f"{vid} is a matrix cell", "cells are concluded together: git ledger matrix conclude"
-        )
+    _not_a_cell(ctx, vid)
     if verdict not in VERDICTS:
         raise BadInput(f"unknown verdict {verdict!r}", "use confirmed, refuted or inconclusive")
     if not next_text.strip():

@@ -116,7 +116,7 @@ class VersionsPreset(Preset):
         version = ctx.state().version(step) if step else None
         if version is None or version.front.void or version.front.matrix:
             return None  # nothing to void (a cell is closed with its matrix)
-        return {
+        out: dict[str, Any] = {
             "action": "void",
             "command": f"git ledger void {step} --reason '<REASON>'",
             "reason": f"{step}'s history does not verify: [{finding.get('rule')}] "
@@ -126,6 +126,14 @@ class VersionsPreset(Preset):
             "placeholders": ["<REASON>"],
             "edit": [],
         }
+        if version.concluded:
+            # Its verdict stops counting (a baseline may move): a person weighs that
+            # against repairing a history nobody has pulled yet.
+            out["decide"] = (
+                f"whether to void {step}'s verdict ({version.verdict}), or to repair the "
+                f"history before it is pushed ({finding.get('fix')})"
+            )
+        return out
 
 
 def _flagged(state: LedgerState, flags: dict[str, Flags]) -> list[dict[str, Any]]:
