@@ -30,6 +30,7 @@ from ledger.core.model.ids import case_twin, check_case_unique, check_safe
 from ledger.core.repobase import result_stem, results_dir
 from ledger.core.state import load_version
 from ledger.core.store import Snapshot, Transition
+from ledger.core.verify import REMEASURE_SLOT
 from ledger.presets.versions.ingest import (
     Measurement,
     build_failure,
@@ -42,9 +43,6 @@ PLACEHOLDERS = frozenset({"version", "gate", "seed", "window", "out", "replicate
 PER_RUN = frozenset({"version", "seed", "window", "out", "replicate"})
 OUTPUT_ENV = "LEDGER_OUTPUT_DIR"
 KILL_GRACE_S = 5.0  # after SIGTERM on a timeout, SIGKILL
-# Re-measurements of a concluded version take replicate slots from here on: a
-# namespace of their own that the version's own replicates (1, 2, ...) never reach.
-REMEASURE_SLOT = 1000
 
 
 @dataclass(frozen=True)
