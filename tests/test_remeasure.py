@@ -319,18 +319,18 @@ def test_the_reflection_word_count_is_configurable(repo: Repo) -> None:
 def test_the_pid_record_of_a_run_keeps_its_remeasure_for_record_finished() -> None:
     """A `run --remeasure` killed before its commit is recorded later by
     `run --record-finished` from its PID record: the reason must survive the trip."""
-    from ledger.presets.versions import runner
     from ledger.presets.versions.ingest import Measurement
+    from ledger.presets.versions.runrecords import finished_from, measurement_record
 
     m = Measurement(version="V1", gate="recent", seed="1", replicate=1000, remeasure="why")
     record = {
         "finished": True,
-        "measurement": json.loads(json.dumps(runner._measurement_record(m))),
+        "measurement": json.loads(json.dumps(measurement_record(m))),
         "argv": ["python3"],
         "out": "out.json",
         "log": "out.log",
         "exit_code": 0,
         "seconds": 1.5,
     }
-    found = runner._finished_from(record)
+    found = finished_from(record)
     assert found is not None and found.spec.measurement == m

@@ -27,9 +27,7 @@ PACKAGE = ROOT / "ledger"
 MAX_LINES = 500
 
 # Modules still over MAX_LINES, with the most lines each may have until it is split.
-OVERSIZE = {
-    "ledger/presets/versions/runner.py": 598,
-}
+OVERSIZE: dict[str, int] = {}
 
 
 def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:

@@ -186,13 +186,6 @@ def test_a_remeasurement_of_an_open_version_is_a_finding(bare_repo: Repo) -> Non
     assert repo.run("conclude", "V1", "--verdict", "confirmed", "--next", "x").code == 1
 
 
-def test_the_remeasurement_slot_is_the_one_the_runner_writes() -> None:
-    from ledger.core.verify import REMEASURE_SLOT
-    from ledger.presets.versions import runner
-
-    assert runner.REMEASURE_SLOT == REMEASURE_SLOT
-
-
 def test_a_report_or_cache_saved_by_older_rules_is_never_read(concluded: Repo) -> None:
     """A repository stuck before this rule (its verify-report.json saved with the
     re-measurement as a finding) verifies clean at once: the saved report and the replay's

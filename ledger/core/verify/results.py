@@ -26,7 +26,8 @@ from ledger.core.verify.replay import Change, Replay, VState
 RESULT_KINDS = ("record", "run", "run-failed")  # transitions that add results
 REMEASURE = "remeasure"  # the kind of a result transition with a Ledger-Remeasure trailer
 TRAILER_REMEASURE = "Ledger-Remeasure"
-# The first replicate slot of a re-measurement: past any the version's own runs use.
+# The first replicate slot of a re-measurement: past any the version's own runs use
+# (1, 2, ...). The one definition: run and record --remeasure take their slots from it.
 REMEASURE_SLOT = 1000
 _SLOT = re.compile(r"-r([0-9]+)(?:-failed)?\.json$")
 

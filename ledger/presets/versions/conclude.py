@@ -17,7 +17,7 @@ from ledger.core.store import Snapshot, Transition
 from ledger.core.verify import require_clean, reserved_ids
 from ledger.presets.versions import readiness
 from ledger.presets.versions.reading import Reading, read
-from ledger.presets.versions.runner import RunRecords
+from ledger.presets.versions.runrecords import RunRecords
 from ledger.presets.versions.verdicts import contradiction, summary
 from ledger.presets.versions.views import readme_update
 

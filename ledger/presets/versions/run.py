@@ -18,7 +18,8 @@ from ledger.core.errors import BadInput
 from ledger.core.fieldsdiff import first_divergence
 from ledger.core.model.documents import load_json
 from ledger.core.model.ids import parse_version
-from ledger.presets.versions import runner
+from ledger.presets.versions import runner, runplan, runrecords
+from ledger.presets.versions.determinism import store_determinism
 from ledger.presets.versions.ingest import extract_metrics
 from ledger.presets.versions.register import split_list
 
@@ -65,7 +66,7 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
     if gate is None:
         raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
     seeds = split_list(options.seeds)
-    specs = runner.plan(
+    specs = runplan.plan(
         ctx,
         vid,
         gate,
@@ -91,7 +92,7 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
             frozenset(ctx.config.run.volatile_fields),
         )
         slot = specs[0].measurement.replicate if remeasure is not None else None
-        runner.store_determinism(ctx, vid, gate, determinism, remeasure=remeasure, slot=slot)
+        store_determinism(ctx, vid, gate, determinism, remeasure=remeasure, slot=slot)
     failed = [o for o in outcomes if o.failed]
     if as_json:
         output.emit_json(
@@ -149,7 +150,7 @@ def _record_finished(ctx: Context, vid: str, as_json: bool) -> int:
 
 
 def _execute_with_progress(
-    ctx: Context, specs: list[runner.RunSpec], jobs: int, quiet: bool
+    ctx: Context, specs: list[runplan.RunSpec], jobs: int, quiet: bool
 ) -> list[runner.Outcome]:
     if quiet or not output.is_tty():
         return runner.execute(ctx, specs, jobs)
@@ -164,7 +165,7 @@ def _execute_with_progress(
     ) as progress:
         task = progress.add_task("", total=len(specs))
 
-        def notify(event: str, spec: runner.RunSpec, outcome: runner.Outcome | None) -> None:
+        def notify(event: str, spec: runplan.RunSpec, outcome: runner.Outcome | None) -> None:
             if event == "start":
                 progress.update(task, description=f"running {spec.label}")
             else:
@@ -246,7 +247,7 @@ def _detach(
     # The installed program, isolated: ``python -m ledger`` would import a
     # ledger/ package from the repository.
     args = launch.argv("run", *args, *([] if "--json" in args else ["--json"]))
-    records = runner.RunRecords(ctx)
+    records = runrecords.RunRecords(ctx)
     records.dir.mkdir(parents=True, exist_ok=True)
     name = f"batch-{os.getpid()}-{int(time.time() * 1000)}"
     log = records.dir / f"{name}.log"
@@ -284,12 +285,12 @@ def _detach(
 def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
     """Block until every run the ledger recorded has ended."""
     ctx = open_context(cwd)
-    records = runner.RunRecords(ctx)
+    records = runrecords.RunRecords(ctx)
     deadline = time.monotonic() + timeout if timeout else math.inf
     while True:
-        live = [r for r in records.all() if runner.alive(r)]
+        live = [r for r in records.all() if runrecords.alive(r)]
         for r in records.all():
-            if r.get("batch") and not runner.alive(r):
+            if r.get("batch") and not runrecords.alive(r):
                 Path(str(r["file"])).unlink(missing_ok=True)
         if not live:
             break

@@ -16,7 +16,7 @@ from ledger.presets.versions.matrix.cells import find, registered_worktrees, wor
 
 
 def clean(cwd: Path, mid: str, as_json: bool) -> int:
-    from ledger.presets.versions.runner import RunRecords, alive
+    from ledger.presets.versions.runrecords import RunRecords, alive
 
     ctx = open_context(cwd)
     _, _, matrix = find(ctx, mid)
