@@ -511,6 +511,33 @@ def test_every_tools_schema_matches_its_cli_options(
         assert token in argv
 
 
+GOLDEN = Path(__file__).with_name("mcp_tools.golden.json")
+
+
+def served_tools() -> list[dict[str, Any]]:
+    """What ``tools/list`` serves (every loop's tools) and what the server does with each."""
+    loops = {spec.name: spec for spec, _ in mcptools.available(cli)}
+    out = []
+    for tool in mcpsdk.tools(None, cli):
+        spec = loops[tool.name]
+        out.append(
+            {
+                **tool.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                "loop": spec.loop,
+                "output": spec.output,
+                "fixed": list(spec.fixed),
+            }
+        )
+    return sorted(out, key=lambda t: t["name"])
+
+
+def test_the_served_tools_are_the_golden_list() -> None:
+    """Names, schemas, descriptions, hints and loops as they were when the tool table was
+    written by hand (tests/mcp_tools.golden.json): deriving them from the verbs'
+    declarations changed nothing an agent sees. A deliberate change rewrites the file."""
+    assert served_tools() == json.loads(GOLDEN.read_text())
+
+
 def test_resources_are_listed_in_pages_that_cover_every_entry_once() -> None:
     items = list(range(25))
     seen: list[int] = []
