@@ -6,7 +6,9 @@ preset's ``verbs.py``, the generic verbs in ``ledger.cli.app``), with
 undone, which loop's ledgers list it, and how the MCP server shows it. The
 server's tool list is walked off the click app from these declarations
 (``ledger.mcp.tools``), so no table repeats the verbs and a new verb is not
-served until it says how.
+served until it says how. Every verb that ``next`` or a refusal sends an agent
+to is served (tests/test_mcp.py holds it); a verb declared ``served=False`` says
+why where it is declared.
 
 A proposal is what ``next --json`` gives for one step: :func:`proposal` is its
 only shape (DESIGN section 4: ``next`` comes from the same declarations).
