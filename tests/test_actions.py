@@ -56,7 +56,7 @@ def test_verbs_not_served_are_the_ones_an_agent_has_no_use_for() -> None:
     }
 
 
-def test_a_declaration_goes_on_a_verb_and_hides_only_its_own_options() -> None:
+def test_a_declaration_goes_on_a_verb_and_hides_or_fixes_only_its_own_options() -> None:
     @declare("read", hidden=frozenset({"as_json"}))
     @click.command()
     @json_option
@@ -71,6 +71,13 @@ def test_a_declaration_goes_on_a_verb_and_hides_only_its_own_options() -> None:
         @click.command()
         def odd() -> None:
             """A verb without --format."""
+
+    with pytest.raises(RuntimeError, match="'odd-too' fixes no such option: \\['--detach'\\]"):
+
+        @declare("write", fixed=("--detach",))
+        @click.command()
+        def odd_too() -> None:
+            """A verb without --detach."""
 
     with pytest.raises(TypeError, match="not on"):
 

@@ -95,8 +95,9 @@ def declare(
     """Declare the verb below (see :class:`~ledger.core.actions.Declared`); the topmost
     decorator, above ``@click.command`` or ``@group.command``.
 
-    A group is not declared (its verbs are), and ``hidden`` must name the command's
-    own parameters: either mistake is a bug in this program, found on import.
+    A group is not declared (its verbs are), and ``hidden`` and the flags in ``fixed``
+    must be the command's own parameters: each mistake is a bug in this program,
+    found on import.
     """
     declaration = Declared(
         kind,
@@ -115,6 +116,10 @@ def declare(
         unknown = hidden - {p.name for p in command.params}
         if unknown:
             raise RuntimeError(f"verb {command.name!r} hides no such option: {sorted(unknown)}")
+        flags = {opt for p in command.params for opt in p.opts}
+        unknown_flags = [word for word in fixed if word.startswith("-") and word not in flags]
+        if unknown_flags:
+            raise RuntimeError(f"verb {command.name!r} fixes no such option: {unknown_flags}")
         setattr(command, _DECLARED, declaration)
         return command
 
