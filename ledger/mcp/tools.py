@@ -1,15 +1,16 @@
 """The MCP tools, derived from the click commands so the two cannot drift.
 
-Each tool is one verb of the command line handed in (``("matrix", "status")``),
-walked off its click group: every verb declared ``served`` (``ledger.core.clikit.
-declare``, where the verb is defined) is a tool, with the declaration's kind,
-loop and note. Its input schema is built from the command's click parameters
-(names, types, choices, required, repeatable, help) and a call is turned back
-into the CLI's own argv, which the server runs through the CLI itself. A tool
-therefore takes exactly the options the command takes, validates them the same
-way and refuses what the command refuses. The only differences are declared
-with the verb: options a tool fixes (``run`` is always ``--detach``, ``report``
-always markdown) or leaves out (``--json``, which every JSON tool passes).
+Each tool is one verb of the command line handed in, found by walking its click
+group (a group's verb is named by the path of names that reaches it): every verb
+declared ``served`` (:func:`ledger.core.clikit.declare`, where the verb is
+defined) is a tool, with its declaration's kind, loop and note. No verb and no
+loop is named here. A tool's input schema is built from the command's click
+parameters (names, types, choices, required, repeatable, help) and a call is
+turned back into the CLI's own argv, which the server runs through the CLI
+itself. A tool therefore takes exactly the options the command takes, validates
+them the same way and refuses what the command refuses. The only differences
+are declared with the verb (options a tool leaves out or always passes) and
+``--json``, which every JSON tool passes.
 
 This module imports click and the core only, never the MCP SDK nor the command
 line (it is handed the app), so the schema test runs without the extra.
