@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import Any
 
 import click
@@ -12,6 +14,7 @@ from ledger.cli.app import cli
 from ledger.core.actions import Declared, proposal
 from ledger.core.clikit import declare, declared, json_option, verbs
 from ledger.core.loops import NAMES
+from ledger.mcp.tools import available
 from ledger.presets.versions import fresh
 
 
@@ -54,6 +57,20 @@ def test_verbs_not_served_are_the_ones_an_agent_has_no_use_for() -> None:
         "help",
         "fields-diff",
     }
+
+
+def test_the_mcp_tools_module_names_no_verb_and_no_loop() -> None:
+    """The tool list is walked off the app: no string in ledger/mcp/tools.py is a
+    served verb's name or a loop's (the hand-written table it replaced named them all)."""
+    names = {word for spec, _ in available(cli) for word in spec.command} | set(NAMES)
+    assert len(names) > 40
+    module = Path(__file__).resolve().parent.parent / "ledger" / "mcp" / "tools.py"
+    strings = {
+        node.value
+        for node in ast.walk(ast.parse(module.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert sorted(strings & names) == []
 
 
 def test_a_declaration_goes_on_a_verb_and_hides_or_fixes_only_its_own_options() -> None:
