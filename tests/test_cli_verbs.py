@@ -7,11 +7,12 @@ import pytest
 
 from ledger.cli.app import cli
 from ledger.core.clikit import add_verbs
-from ledger.mcp.tools import TOOLS
+from ledger.mcp.tools import available
 from ledger.presets.batches import verbs as batches
 from ledger.presets.campaign import verbs as campaign
 from ledger.presets.versions import verbs as versions
 
+TOOLS = [spec for spec, _ in available(cli)]
 PRESET_VERBS = {"versions": versions, "campaign": campaign, "batches": batches}
 
 

@@ -463,7 +463,9 @@ def _sample(schema: dict[str, Any], name: str) -> Any:
     }[schema["type"]]
 
 
-@pytest.mark.parametrize("spec", mcptools.TOOLS, ids=lambda s: s.name)
+@pytest.mark.parametrize(
+    "spec", [spec for spec, _ in mcptools.available(cli)], ids=lambda s: s.name
+)
 def test_every_tools_schema_matches_its_cli_options(
     spec: mcptools.ToolSpec, tmp_path: Path
 ) -> None:
@@ -511,6 +513,33 @@ def test_every_tools_schema_matches_its_cli_options(
         assert token in argv
 
 
+GOLDEN = Path(__file__).with_name("mcp_tools.golden.json")
+
+
+def served_tools() -> list[dict[str, Any]]:
+    """What ``tools/list`` serves (every loop's tools) and what the server does with each."""
+    loops = {spec.name: spec for spec, _ in mcptools.available(cli)}
+    out = []
+    for tool in mcpsdk.tools(None, cli):
+        spec = loops[tool.name]
+        out.append(
+            {
+                **tool.model_dump(by_alias=True, exclude_none=True, mode="json"),
+                "loop": spec.loop,
+                "output": spec.output,
+                "fixed": list(spec.fixed),
+            }
+        )
+    return sorted(out, key=lambda t: t["name"])
+
+
+def test_the_served_tools_are_the_golden_list() -> None:
+    """Names, schemas, descriptions, hints and loops as they were when the tool table was
+    written by hand (tests/mcp_tools.golden.json): deriving them from the verbs'
+    declarations changed nothing an agent sees. A deliberate change rewrites the file."""
+    assert served_tools() == json.loads(GOLDEN.read_text())
+
+
 def test_resources_are_listed_in_pages_that_cover_every_entry_once() -> None:
     items = list(range(25))
     seen: list[int] = []
@@ -534,6 +563,14 @@ def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
         assert hints[name].read_only_hint is True and hints[name].destructive_hint is False
     issue = {"register", "record", "run", "wait", "reflect", "matrix_status"}
     assert issue <= set(hints)
+    # Every hint is the verb's declaration, open-world included (only run reaches past
+    # the ledger: it starts the gate's configured command).
+    for spec, _ in mcptools.available(cli):
+        hint = hints[spec.name]
+        assert hint.read_only_hint is (spec.kind == "read"), spec.name
+        assert hint.destructive_hint is (spec.kind == "destructive"), spec.name
+        assert hint.open_world_hint is spec.open_world, spec.name
+    assert [name for name, hint in hints.items() if hint.open_world_hint] == ["run"]
 
 
 # Where `next --json` gets its commands, for every preset: the loops' own steps and
@@ -550,19 +587,38 @@ NEXT_SOURCES = (
 VERB = re.compile(r"git ledger ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?")
 
 
+# What builds a proposal of `next`: its one builder and the shapes it replaces.
+PROPOSES = re.compile(r'"action":|(?<![\w.])(?:_?action|NextAction|proposal)\(')
+
+
 def test_every_verb_next_can_name_is_served_as_a_tool() -> None:
     served = {spec.command for spec, _ in mcptools.available(cli)}
+    # Every module that builds a proposal is one of the sources (a new one cannot be
+    # missed), and every module of a preset is scanned too: a loop's refusals name the
+    # verb that clears them, and an agent must be able to call it.
+    package = ROOT / "ledger"
+    builders = {
+        path.relative_to(ROOT).as_posix()
+        for path in package.rglob("*.py")
+        if PROPOSES.search(path.read_text()) and path != package / "core" / "actions.py"
+    }
+    assert builders and builders <= set(NEXT_SOURCES), sorted(builders - set(NEXT_SOURCES))
+    presets = {path.relative_to(ROOT).as_posix() for path in (package / "presets").rglob("*.py")}
     named = {
         match.groups()
-        for rel in NEXT_SOURCES
+        for rel in sorted(set(NEXT_SOURCES) | presets)
         for match in VERB.finditer((ROOT / rel).read_text())
         if match.group(1) != "verbs"  # prose: "regenerate it with the git ledger verbs"
     }
     assert len(named) > 20, named  # the scan finds the commands (a check that cannot fail)
+    groups = {words[0] for words in served if len(words) > 1}
     missing = sorted(
         " ".join(w for w in words if w)
         for words in named
-        if (words[0],) not in served and words not in served
+        if (words[0],) not in served
+        and words not in served
+        # A group named alone ("git ledger matrix") is served through its verbs.
+        and not (words[1] is None and words[0] in groups)
     )
     assert missing == []
     # What next and the refusals send an agent to first, in a ledger or before one.
@@ -577,9 +633,10 @@ def test_the_readme_names_every_tool_and_every_destructive_one() -> None:
     tools_bullet = section[section.index("**Tools are the verbs.**") : section.index("**Hints.**")]
     hints_bullet = section[section.index("**Hints.**") : section.index("**Errors are data.**")]
     named = set(re.findall(r"`([a-z_]+)`", tools_bullet))
-    assert {spec.name for spec in mcptools.TOOLS} <= named
+    served = [spec for spec, _ in mcptools.available(cli)]
+    assert {spec.name for spec in served} <= named
     destructive = set(re.findall(r"`([a-z_]+)`", hints_bullet)) - {"readOnlyHint"}
-    assert destructive == {spec.name for spec in mcptools.TOOLS if spec.kind == "destructive"}
+    assert destructive == {spec.name for spec in served if spec.kind == "destructive"}
 
 
 def test_without_the_extra_mcp_exits_2_naming_it(

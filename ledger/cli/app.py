@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from ledger import __version__
-from ledger.core.clikit import Ctx, add_verbs, json_option, pass_ctx
+from ledger.core.clikit import Ctx, add_verbs, declare, json_option, pass_ctx
 from ledger.core.loops import NAMES as PRESETS
 from ledger.presets.batches import verbs as batches_verbs
 from ledger.presets.campaign import verbs as campaign_verbs
@@ -66,6 +66,7 @@ def cli(ctx: click.Context, cwd: Path) -> None:
     ctx.obj = Ctx(cwd)
 
 
+@declare("write", note="Sets up a ledger in the server's repository.")
 @cli.command()
 @click.option(
     "--preset",
@@ -83,6 +84,7 @@ def init(obj: Ctx, preset: str | None, directory: str | None, as_json: bool) -> 
     return command.run(obj.cwd, preset, directory, as_json)
 
 
+@declare("read")
 @cli.command()
 @json_option
 @pass_ctx
@@ -93,6 +95,7 @@ def status(obj: Ctx, as_json: bool) -> int:
     return command.run_status(obj.cwd, as_json)
 
 
+@declare("read")
 @cli.command("next")
 @json_option
 @pass_ctx
@@ -103,6 +106,7 @@ def next_(obj: Ctx, as_json: bool) -> int:
     return command.run_next(obj.cwd, as_json)
 
 
+@declare("read")
 @cli.command()
 @click.argument("rev", required=False)
 @click.option("-n", "limit", type=click.IntRange(min=1), default=None, help="Show at most N.")
@@ -116,6 +120,7 @@ def log(obj: Ctx, rev: str | None, limit: int | None, step: str | None, as_json:
     return command.run(obj.cwd, rev, limit, step, as_json)
 
 
+@declare("read")
 @cli.command()
 @click.argument("step_id")
 @json_option
@@ -127,6 +132,8 @@ def show(obj: Ctx, step_id: str, as_json: bool) -> int:
     return command.run(obj.cwd, step_id, as_json)
 
 
+# Not a tool: it is the server itself.
+@declare("read", served=False)
 @cli.command()
 @pass_ctx
 def mcp(obj: Ctx) -> int:
@@ -139,6 +146,9 @@ def mcp(obj: Ctx) -> int:
     return stdio.serve(obj.cwd, cli)
 
 
+# Not a tool: it builds a throwaway repository elsewhere, and the server acts only
+# inside its own repository.
+@declare("write", served=False)
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path | None) -> int:
@@ -153,6 +163,9 @@ def hooks() -> None:
     """Install, remove or run the git hooks that hold the discipline."""
 
 
+# The hooks are not tools: a person installs or removes them (they hold the
+# discipline the agent works under), and git runs them.
+@declare("write", served=False)
 @hooks.command("install")
 @click.option(
     "--pre-commit-framework",
@@ -174,6 +187,7 @@ def hooks_install(obj: Ctx, framework: bool, allow_hooks_path: bool) -> int:
     return command.install(obj.cwd, allow_hooks_path, framework)
 
 
+@declare("write", served=False)  # see hooks install
 @hooks.command("uninstall")
 @click.option("--hooks-path", "allow_hooks_path", is_flag=True, help="Use core.hooksPath when set.")
 @pass_ctx
@@ -184,6 +198,7 @@ def hooks_uninstall(obj: Ctx, allow_hooks_path: bool) -> int:
     return command.uninstall(obj.cwd, allow_hooks_path)
 
 
+@declare("read", served=False)  # see hooks install
 @hooks.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument(
     "stage",
@@ -200,6 +215,13 @@ def hooks_run(obj: Ctx, stage: str, args: tuple[str, ...]) -> int:
     return command.run_stage(obj.cwd, stage, args)
 
 
+@declare(
+    "read",
+    hidden=frozenset({"fmt", "out"}),
+    fixed=("--format", "md"),
+    output="text",
+    note="Returns the markdown report.",
+)
 @cli.command()
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="md")
 @click.option(
@@ -214,6 +236,8 @@ def report(obj: Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     return command.run(obj.cwd, fmt, out, since)
 
 
+# Not a tool: it draws an image for a person; report returns the same numbers.
+@declare("write", served=False)
 @cli.command()
 @click.option("--gate", required=True)
 @click.option(
@@ -230,6 +254,7 @@ def plot(obj: Ctx, gate: str, out: Path | None) -> int:
     return command.plot(obj.cwd, gate, out)
 
 
+@declare("read")
 @cli.command()
 @click.argument("rev_range", metavar="[RANGE]", required=False)
 @json_option
@@ -246,6 +271,7 @@ def config_() -> None:
     """Configuration transitions."""
 
 
+@declare("write")
 @config_.command("set")
 @click.argument("key")
 @click.argument("value")
@@ -259,6 +285,9 @@ def config_set(obj: Ctx, key: str, value: str, reason: str, as_json: bool) -> in
     return command.run_set(obj.cwd, key, value, reason, as_json)
 
 
+# Not a tool: sharing through a remote (fetch, merge, push) is a person's step,
+# and nothing next or a refusal proposes.
+@declare("write", served=False)
 @cli.command()
 @click.argument("remote", required=False)
 @json_option
@@ -270,6 +299,8 @@ def sync(obj: Ctx, remote: str | None, as_json: bool) -> int:
     return command.run(obj.cwd, remote, as_json)
 
 
+# Not a tool: git runs it during a merge.
+@declare("write", served=False)
 @cli.command("merge-driver", hidden=True)
 @click.argument("ancestor")
 @click.argument("ours")
@@ -282,6 +313,11 @@ def merge_driver(ancestor: str, ours: str, theirs: str, path: str) -> int:
     return mergeviews.run(ancestor, ours, theirs, path)
 
 
+@declare(
+    "destructive",
+    note="With fix: removes stale locks, finishes an interrupted transition, autosaves "
+    "entries; with stop_runs: stops the ledger's runs.",
+)
 @cli.command()
 @click.option("--fix", is_flag=True, help="Repair what is safe to repair.")
 @click.option("--stop-runs", is_flag=True, help="With --fix: stop runs the ledger recorded.")
@@ -294,6 +330,8 @@ def doctor(obj: Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
     return command.run(obj.cwd, fix, stop_runs, as_json)
 
 
+# Not a tool: every tool carries its help in its description and schema.
+@declare("read", served=False)
 @cli.command("help")
 @click.argument("verb", nargs=-1)
 @click.pass_context

@@ -1,4 +1,5 @@
-"""What every click verb shares: the context object, its decorator, the ``--json`` option.
+"""What every click verb shares: the context object, its decorator, the ``--json`` option,
+and the declaration of each verb (:func:`declare`, read back with :func:`declared`).
 
 The root group (``ledger.cli.app``) builds one :class:`Ctx` per invocation; the
 generic verbs there and each preset's verbs (``ledger/presets/<name>/verbs.py``)
@@ -10,9 +11,18 @@ verb modules that import it load on every ``git ledger`` call.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import click
+
+from ledger.core.actions import Declared, Kind, Output
+
+C = TypeVar("C", bound=click.Command)
+# The attribute a declared click command carries its declaration in (click
+# commands take extra attributes; the command object is the verb's one identity).
+_DECLARED = "ledger_declared"
 
 
 class Ctx:
@@ -69,3 +79,66 @@ def add_verbs(group: click.Group, verbs: tuple[click.Command, ...]) -> None:
         if verb.name is None or verb.name in group.commands:
             raise RuntimeError(f"verb {verb.name!r} is declared twice")
         group.add_command(verb)
+
+
+def declare(
+    kind: Kind,
+    *,
+    loop: str | None = None,
+    hidden: frozenset[str] = frozenset(),
+    fixed: tuple[str, ...] = (),
+    output: Output = "json",
+    note: str = "",
+    open_world: bool = False,
+    served: bool = True,
+) -> Callable[[C], C]:
+    """Declare the verb below (see :class:`~ledger.core.actions.Declared`); the topmost
+    decorator, above ``@click.command`` or ``@group.command``.
+
+    A group is not declared (its verbs are), and ``hidden`` and the flags in ``fixed``
+    must be the command's own parameters: each mistake is a bug in this program,
+    found on import.
+    """
+    declaration = Declared(
+        kind,
+        loop=loop,
+        hidden=hidden,
+        fixed=fixed,
+        output=output,
+        note=note,
+        open_world=open_world,
+        served=served,
+    )
+
+    def attach(command: C) -> C:
+        if not isinstance(command, click.Command) or isinstance(command, click.Group):
+            raise TypeError(f"declare() goes above a verb's @click.command, not on {command!r}")
+        unknown = hidden - {p.name for p in command.params}
+        if unknown:
+            raise RuntimeError(f"verb {command.name!r} hides no such option: {sorted(unknown)}")
+        flags = {opt for p in command.params for opt in p.opts}
+        unknown_flags = [word for word in fixed if word.startswith("-") and word not in flags]
+        if unknown_flags:
+            raise RuntimeError(f"verb {command.name!r} fixes no such option: {unknown_flags}")
+        setattr(command, _DECLARED, declaration)
+        return command
+
+    return attach
+
+
+def declared(command: click.Command) -> Declared | None:
+    """The declaration of ``command`` (None: undeclared, or a group)."""
+    found = getattr(command, _DECLARED, None)
+    return found if isinstance(found, Declared) else None
+
+
+def verbs(
+    group: click.Group, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    """Every verb under ``group`` (its commands, and its groups' commands, at any depth)
+    with the names that reach it (``("matrix", "new")``), in the group's order."""
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from verbs(command, (*path, name))
+        else:
+            yield (*path, name), command

@@ -1,16 +1,19 @@
 """The MCP tools, derived from the click commands so the two cannot drift.
 
-Each tool names one CLI command (``("matrix", "status")``); its input schema is
-built from that command's click parameters (names, types, choices, required,
-repeatable, help) and a call is turned back into the CLI's own argv, which the
-server runs through the CLI itself. A tool therefore takes exactly the options
-the command takes, validates them the same way and refuses what the command
-refuses. The only differences are declared here: options a tool fixes (``run``
-is always ``--detach``, ``report`` always markdown) or leaves out (``--json``,
-which every JSON tool passes).
+Each tool is one verb of the command line handed in, found by walking its click
+group (a group's verb is named by the path of names that reaches it): every verb
+declared ``served`` (:func:`ledger.core.clikit.declare`, where the verb is
+defined) is a tool, with its declaration's kind, loop and note. No verb and no
+loop is named here. A tool's input schema is built from the command's click
+parameters (names, types, choices, required, repeatable, help) and a call is
+turned back into the CLI's own argv, which the server runs through the CLI
+itself. A tool therefore takes exactly the options the command takes, validates
+them the same way and refuses what the command refuses. The only differences
+are declared with the verb (options a tool leaves out or always passes) and
+``--json``, which every JSON tool passes.
 
-This module imports click and the CLI only, never the MCP SDK, so the schema
-test runs without the extra.
+This module imports click and the core only, never the MCP SDK nor the command
+line (it is handed the app), so the schema test runs without the extra.
 """
 
 from __future__ import annotations
@@ -19,106 +22,53 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import click
 
+from ledger.core.actions import Declared, Kind, Output
+from ledger.core.clikit import declared, verbs
 from ledger.core.errors import BadInput
-
-Kind = Literal["read", "write", "destructive"]
 
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool: which command it runs and what the protocol should know about it."""
+    """One tool: which command it runs and what its declaration says about it."""
 
     command: tuple[str, ...]
-    kind: Kind
-    # The loop whose ledgers list this tool (None: every ledger). Calls are not
-    # refused on this account; the command itself decides, as on the CLI.
-    loop: str | None = None
-    # Parameters (click names) the tool does not take, and argv it always adds.
-    hidden: frozenset[str] = frozenset()
-    fixed: tuple[str, ...] = ()
-    # "json": the command's --json output; "text": what it prints (report).
-    output: Literal["json", "text"] = "json"
-    note: str = ""
+    declared: Declared
 
     @property
     def name(self) -> str:
         return "_".join(self.command).replace("-", "_")
 
+    @property
+    def kind(self) -> Kind:
+        return self.declared.kind
 
-_VERSIONS, _CAMPAIGN, _BATCHES = "versions", "campaign", "batches"
+    @property
+    def loop(self) -> str | None:
+        return self.declared.loop
 
-# Verbs that cannot be undone carry the destructive hint (DESIGN section 5):
-# a verdict, a voided version, a merged winner, removed worktrees, invalidated
-# numbers, a disarmed campaign, a delivery branch, and doctor's removed lock
-# files and stopped runs are not taken back by another call. Every verb that
-# `next` or a refusal sends an agent to is served (tests/test_mcp.py holds it).
-# A verb this build does not have (yet) is simply not served.
-TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(("init",), "write", note="Sets up a ledger in the server's repository."),
-    ToolSpec(("status",), "read"),
-    ToolSpec(("next",), "read"),
-    ToolSpec(("log",), "read"),
-    ToolSpec(("show",), "read"),
-    ToolSpec(("verify",), "read"),
-    ToolSpec(
-        ("doctor",),
-        "destructive",
-        note="With fix: removes stale locks, finishes an interrupted transition, autosaves "
-        "entries; with stop_runs: stops the ledger's runs.",
-    ),
-    ToolSpec(
-        ("report",),
-        "read",
-        hidden=frozenset({"fmt", "out"}),
-        fixed=("--format", "md"),
-        output="text",
-        note="Returns the markdown report.",
-    ),
-    ToolSpec(("wait",), "write", note="Blocks until the runs end or the timeout passes."),
-    ToolSpec(("baseline",), "read", _VERSIONS),
-    ToolSpec(("diff",), "read", _VERSIONS, hidden=frozenset({"fmt_name"})),
-    ToolSpec(("triggers",), "read", _VERSIONS),
-    ToolSpec(("register",), "write", _VERSIONS),
-    ToolSpec(("record",), "write", _VERSIONS, note="FILE is a path inside the repository."),
-    ToolSpec(
-        ("run",),
-        "write",
-        _VERSIONS,
-        hidden=frozenset({"detach"}),
-        fixed=("--detach",),
-        note="Always detached: returns at once; then call 'wait' and 'status'.",
-    ),
-    ToolSpec(("conclude",), "destructive", _VERSIONS),
-    ToolSpec(("void",), "destructive", _VERSIONS),
-    ToolSpec(("config", "set"), "write"),
-    ToolSpec(("reflect",), "write", _VERSIONS),
-    ToolSpec(("phase",), "write", _VERSIONS),
-    ToolSpec(("matrix", "new"), "write", _VERSIONS),
-    ToolSpec(("matrix", "status"), "read", _VERSIONS),
-    ToolSpec(("matrix", "join"), "write", _VERSIONS, note="Adds the cell's worktree here."),
-    ToolSpec(("matrix", "conclude"), "destructive", _VERSIONS),
-    ToolSpec(("matrix", "clean"), "destructive", _VERSIONS),
-    ToolSpec(("contract",), "write", _CAMPAIGN),
-    ToolSpec(("arm",), "write", _CAMPAIGN),
-    ToolSpec(("candidate", "record"), "write", _CAMPAIGN),
-    ToolSpec(("benchmark", "adjust"), "destructive", _CAMPAIGN),
-    ToolSpec(("mistake", "add"), "write", _CAMPAIGN),
-    ToolSpec(("close",), "write", _CAMPAIGN),
-    ToolSpec(("finish",), "destructive", _CAMPAIGN),
-    ToolSpec(("deliver",), "destructive", _CAMPAIGN),
-    ToolSpec(("weights", "init"), "write", _BATCHES),
-    ToolSpec(("weights", "revise"), "write", _BATCHES),
-    ToolSpec(("weights", "copy"), "write", _BATCHES),
-    ToolSpec(("gate", "topic"), "read", _BATCHES),
-    ToolSpec(("gate", "batch"), "write", _BATCHES),
-    ToolSpec(("gate", "converged"), "read", _BATCHES),
-    ToolSpec(("trace", "emit"), "write", _BATCHES),
-    ToolSpec(("resume",), "read", _BATCHES),
-)
+    @property
+    def hidden(self) -> frozenset[str]:
+        return self.declared.hidden
+
+    @property
+    def fixed(self) -> tuple[str, ...]:
+        return self.declared.fixed
+
+    @property
+    def output(self) -> Output:
+        return self.declared.output
+
+    @property
+    def note(self) -> str:
+        return self.declared.note
+
+    @property
+    def open_world(self) -> bool:
+        return self.declared.open_world
 
 
 def command_for(spec: ToolSpec, app: click.Group) -> click.Command | None:
@@ -132,9 +82,16 @@ def command_for(spec: ToolSpec, app: click.Group) -> click.Command | None:
 
 
 def available(app: click.Group) -> list[tuple[ToolSpec, click.Command]]:
-    """Every tool whose command exists in ``app`` (the command line), in table order."""
-    found = [(spec, command_for(spec, app)) for spec in TOOLS]
-    return [(spec, command) for spec, command in found if command is not None]
+    """Every tool of ``app`` (the command line): its verbs declared served, in its order.
+
+    A verb without a declaration is not served (tests/test_actions.py names it).
+    """
+    found = [(path, command, declared(command)) for path, command in verbs(app)]
+    return [
+        (ToolSpec(path, declaration), command)
+        for path, command, declaration in found
+        if declaration is not None and declaration.served
+    ]
 
 
 def tool_params(spec: ToolSpec, command: click.Command) -> list[click.Parameter]:

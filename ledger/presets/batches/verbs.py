@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ledger.core.clikit import Ctx, json_option, pass_ctx
+from ledger.core.clikit import Ctx, declare, json_option, pass_ctx
 
 
 @click.group()
@@ -19,6 +19,7 @@ def weights() -> None:
     """Batch weights: exactly one revision (or a copy) per closed batch."""
 
 
+@declare("write", loop="batches")
 @weights.command("init")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--frozen", multiple=True, help="A target that may never be revised (repeatable).")
@@ -34,6 +35,7 @@ def weights_init(
     return command.weights_init(obj.cwd, file, frozen, run_id, as_json)
 
 
+@declare("write", loop="batches")
 @weights.command("revise")
 @click.option("--target", required=True)
 @click.option("--key", required=True)
@@ -73,6 +75,7 @@ def weights_revise(
     )
 
 
+@declare("write", loop="batches")
 @weights.command("copy")
 @json_option
 @pass_ctx
@@ -90,6 +93,7 @@ def gate() -> None:
     """Gate arithmetic with thresholds from ledger.toml only (exit 0 pass, 1 fail)."""
 
 
+@declare("read", loop="batches")
 @gate.command("topic")
 @click.option("--fidelity-rate", type=float, required=True)
 @click.option("--mono", required=True, help="true|false")
@@ -121,6 +125,7 @@ def gate_topic(
     return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, topic, chosen, as_json)
 
 
+@declare("write", loop="batches")
 @gate.command("batch")
 @click.option("--flags", required=True, help="One true/false per topic, comma-separated.")
 @click.option("--record", is_flag=True, help="Close the current batch with this result (a commit).")
@@ -133,6 +138,7 @@ def gate_batch(obj: Ctx, flags: str, record: bool, as_json: bool) -> int:
     return command.gate_batch(obj.cwd, flags, record, as_json)
 
 
+@declare("read", loop="batches")
 @gate.command("converged")
 @click.option(
     "--recent", default=None, help="Ratios to judge (default: the recorded batch ratios)."
@@ -152,6 +158,7 @@ def trace() -> None:
     """Trace events (they ride along with the next batch commit)."""
 
 
+@declare("write", loop="batches")
 @trace.command("emit")
 @click.argument("event")
 @click.option("--field", "fields", multiple=True, metavar="K=V", help="A field (repeatable).")
@@ -164,6 +171,7 @@ def trace_emit(obj: Ctx, event: str, fields: tuple[str, ...], as_json: bool) -> 
     return command.trace_emit(obj.cwd, event, fields, as_json)
 
 
+@declare("read", loop="batches")
 @click.command()
 @json_option
 @pass_ctx

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import click
 
-from ledger.core.clikit import Ctx, json_option, pass_ctx
+from ledger.core.clikit import Ctx, declare, json_option, pass_ctx
 
 
+@declare("write", loop="campaign")
 @click.command()
 @click.argument("file", required=False, type=click.Path(path_type=Path))
 @json_option
@@ -25,6 +26,7 @@ def contract(obj: Ctx, file: Path | None, as_json: bool) -> int:
     return command.contract(obj.cwd, file, as_json)
 
 
+@declare("write", loop="campaign")
 @click.command()
 @click.option(
     "--force", default=None, metavar="REASON", help="Take over a campaign armed by another owner."
@@ -39,6 +41,7 @@ def arm(obj: Ctx, force: str | None, as_json: bool) -> int:
     return command.arm(obj.cwd, force, as_json)
 
 
+@declare("write", loop="campaign")
 @click.command()
 @click.option("--summary", required=True, help="What the campaign achieved, in a sentence.")
 @json_option
@@ -55,6 +58,7 @@ def candidate() -> None:
     """Campaign candidates: one commit measured against the contract."""
 
 
+@declare("write", loop="campaign")
 @candidate.command("record")
 @click.option("--commit", "commit", required=True, help="The candidate commit.")
 @click.option(
@@ -118,6 +122,7 @@ def benchmark() -> None:
     """The campaign's measuring script."""
 
 
+@declare("destructive", loop="campaign")
 @benchmark.command("adjust")
 @click.option("--reason", required=True, help="How the measuring script changed.")
 @json_option
@@ -134,6 +139,7 @@ def mistake() -> None:
     """The campaign's mistakes log."""
 
 
+@declare("write", loop="campaign")
 @mistake.command("add")
 @click.argument("text")
 @click.option("--caught-by", required=True, help="What caught it.")
@@ -147,6 +153,7 @@ def mistake_add(obj: Ctx, text: str, caught_by: str, should_have_caught: str, as
     return command.mistake_add(obj.cwd, text, caught_by, should_have_caught, as_json)
 
 
+@declare("destructive", loop="campaign")
 @click.command()
 @json_option
 @pass_ctx
@@ -157,6 +164,7 @@ def finish(obj: Ctx, as_json: bool) -> int:
     return command.finish(obj.cwd, as_json)
 
 
+@declare("destructive", loop="campaign")
 @click.command()
 @click.option(
     "--branch", default=None, help="Name of the delivery branch (default campaign/deliver)."

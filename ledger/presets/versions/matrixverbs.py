@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ledger.core.clikit import Ctx, json_option, pass_ctx
+from ledger.core.clikit import Ctx, declare, json_option, pass_ctx
 
 
 @click.group()
@@ -17,6 +17,7 @@ def matrix() -> None:
     """Several independent bets at once: cells as branches and worktrees, one winner."""
 
 
+@declare("write", loop="versions")
 @matrix.command("new")
 @click.argument("matrix_id")
 @click.option("--cell", "cells", multiple=True, metavar="NAME:SLUG", help="A cell (repeatable).")
@@ -43,6 +44,7 @@ def matrix_new(
     return command.new(obj.cwd, matrix_id, cells, spec, cites, as_json)
 
 
+@declare("read", loop="versions")
 @matrix.command("status")
 @click.argument("matrix_id")
 @click.option("--fetch", is_flag=True, help="Fetch every cell branch from the remote first.")
@@ -55,6 +57,7 @@ def matrix_status(obj: Ctx, matrix_id: str, fetch: bool, as_json: bool) -> int:
     return command.status(obj.cwd, matrix_id, fetch, as_json)
 
 
+@declare("write", loop="versions", note="Adds the cell's worktree here.")
 @matrix.command("join")
 @click.argument("matrix_id")
 @click.argument("cell")
@@ -67,6 +70,7 @@ def matrix_join(obj: Ctx, matrix_id: str, cell: str, as_json: bool) -> int:
     return command.join(obj.cwd, matrix_id, cell, as_json)
 
 
+@declare("destructive", loop="versions")
 @matrix.command("conclude")
 @click.argument("matrix_id")
 @click.option("--winner", default=None, help="The one cell to merge.")
@@ -85,6 +89,7 @@ def matrix_conclude(
     return command.conclude(obj.cwd, matrix_id, winner, none_, override, as_json)
 
 
+@declare("destructive", loop="versions")
 @matrix.command("clean")
 @click.argument("matrix_id")
 @json_option

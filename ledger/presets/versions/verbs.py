@@ -13,10 +13,11 @@ from typing import Any
 
 import click
 
-from ledger.core.clikit import Ctx, KeepsArgs, args_without, json_option, pass_ctx
+from ledger.core.clikit import Ctx, KeepsArgs, args_without, declare, json_option, pass_ctx
 from ledger.presets.versions.matrixverbs import matrix
 
 
+@declare("write", loop="versions")
 @click.command()
 @click.argument("step_id", required=False)
 @click.option("--bet", required=True, help="The one bet, in one sentence.")
@@ -45,6 +46,7 @@ def register(ctx: click.Context, /, **options: Any) -> int:
     return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
 
 
+@declare("write", loop="versions", note="FILE is a path inside the repository.")
 @click.command()
 @click.argument("step_id")
 @click.argument("file", type=click.Path(path_type=Path))
@@ -104,6 +106,7 @@ def record(
     return command.run(obj.cwd, step_id, file, measurement, as_json)
 
 
+@declare("destructive", loop="versions")
 @click.command()
 @click.argument("step_id")
 @click.option(
@@ -159,6 +162,7 @@ def conclude(
     )
 
 
+@declare("read", loop="versions")
 @click.command()
 @json_option
 @pass_ctx
@@ -169,6 +173,7 @@ def triggers(obj: Ctx, as_json: bool) -> int:
     return command.run_triggers(obj.cwd, as_json)
 
 
+@declare("write", loop="versions")
 @click.command()
 @click.argument("after", required=False)
 @click.option(
@@ -183,6 +188,7 @@ def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool) -> int:
     return command.run_reflect(obj.cwd, after, commit, as_json)
 
 
+@declare("write", loop="versions")
 @click.command()
 @click.argument("action", type=click.Choice(["declare", "resume"]))
 @click.option("--reason", default=None, help="Why the loop is parked.")
@@ -216,6 +222,7 @@ def phase(
     )
 
 
+@declare("read", loop="versions")
 @click.command()
 @json_option
 @pass_ctx
@@ -226,6 +233,7 @@ def baseline(obj: Ctx, as_json: bool) -> int:
     return command.run_baseline(obj.cwd, as_json)
 
 
+@declare("read", loop="versions", hidden=frozenset({"fmt_name"}))
 @click.command()
 @click.argument("a")
 @click.argument("b")
@@ -239,6 +247,15 @@ def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
+@declare(
+    "write",
+    loop="versions",
+    hidden=frozenset({"detach"}),
+    fixed=("--detach",),
+    note="Always detached: returns at once; then call 'wait' and 'status'.",
+    # It starts the gate's configured command: the one verb that reaches past the ledger.
+    open_world=True,
+)
 @click.command("run", cls=KeepsArgs)
 @click.argument("step_id")
 @click.option("--gate", default=None, help="The gate whose command to run (required).")
@@ -286,6 +303,8 @@ def run_(ctx: click.Context, /, **options: Any) -> int:
     )
 
 
+# Every ledger lists it: the runs it waits for may be any loop's.
+@declare("write", note="Blocks until the runs end or the timeout passes.")
 @click.command()
 @click.option(
     "--timeout", type=float, default=None, help="Give up after this many seconds (exit 1)."
@@ -299,6 +318,8 @@ def wait(obj: Ctx, timeout: float | None, as_json: bool) -> int:
     return command.wait(obj.cwd, timeout, as_json)
 
 
+# Not a tool: a helper for a gate's own scripts, comparing two output files.
+@declare("read", loop="versions", served=False)
 @click.command("fields-diff")
 @click.argument("a", type=click.Path(path_type=Path))
 @click.argument("b", type=click.Path(path_type=Path))
@@ -320,6 +341,7 @@ def fields_diff(a: Path, b: Path, key: str | None, as_json: bool) -> int:
     return command.fields_diff(a, b, as_json, fields)
 
 
+@declare("destructive", loop="versions")
 @click.command()
 @click.argument("step_id")
 @click.option("--reason", required=True, help="Why its results can no longer count (one line).")
