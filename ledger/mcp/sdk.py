@@ -73,8 +73,8 @@ def hints(spec: mcptools.ToolSpec) -> types.ToolAnnotations:
         read_only_hint=spec.kind == "read",
         destructive_hint=spec.kind == "destructive",
         idempotent_hint=spec.kind == "read",
-        # Only 'run' reaches past the ledger: it starts the gate's configured command.
-        open_world_hint=spec.command == ("run",),
+        # Declared per verb (ledger.core.actions): run starts the gate's configured command.
+        open_world_hint=spec.open_world,
     )
 
 
