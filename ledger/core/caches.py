@@ -17,8 +17,8 @@ cache that grows by a few answers at a time is a log (:func:`append`,
 
 The hooks' fast path keeps its few small caches as lines (:func:`save_lines`,
 :func:`load_lines`): the key on the first line, the answer on the others. Its
-whole budget is about 11 ms a stage, and JSON's import alone (``re``, ``enum``)
-costs more than half of that; for the same reason its keys are the few files
+whole budget is about 11 ms a stage, and importing ``json`` (``re``, ``enum``) alone
+costs several of them; for the same reason its keys are the few files
 of code that compute each answer, not :func:`key` (hashlib, and in a checkout a
 stat of every module).
 
