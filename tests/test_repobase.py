@@ -21,13 +21,15 @@ from tests.helpers import Repo, git
 from tests.test_hooks import commit
 
 HEAVY = ("pydantic", "click", "rich", "pygit2", "yaml", "psutil", "scipy", "numpy")
-# What the fast path may import from the package: the shared plumbing, the hook
-# itself and the two standard-library-only modules of rules it applies.
+# What the fast path may import from the package: the shared plumbing, the one
+# derived-cache mechanism, the hook itself and the two standard-library-only modules
+# of rules it applies.
 FAST_PATH_MODULES = {
     "ledger",
     "ledger.core",
     "ledger.hooks",
     "ledger.core.repobase",
+    "ledger.core.caches",
     "ledger.hooks.fast",
     "ledger.core.loops",
     "ledger.core.commitrules",

@@ -66,10 +66,12 @@ def test_a_second_process_gets_the_same_answers_without_scipy(tmp_path: Path) ->
     [
         "{not json",
         json.dumps({"key": "another program", "answers": {"power_nc(2.0, None, 0.8)": 42.0}}),
+        json.dumps({"key": "another program", "data": {"power_nc(2.0, None, 0.8)": 42.0}}),
         json.dumps({"answers": {"power_nc(2.0, None, 0.8)": 42.0}}),
+        json.dumps({"data": {"power_nc(2.0, None, 0.8)": 42.0}}),
         json.dumps([1, 2]),
     ],
-    ids=["corrupt", "foreign-key", "no-key", "not-a-table"],
+    ids=["corrupt", "old-format", "foreign-key", "no-key", "no-key-data", "not-a-table"],
 )
 def test_a_file_that_is_not_ours_is_never_believed(tmp_path: Path, text: str) -> None:
     path = tmp_path / "stats.json"
@@ -86,7 +88,7 @@ def test_a_wrong_answer_under_the_right_key_is_what_a_cache_would_give(tmp_path:
     path = tmp_path / "stats.json"
     ask(path)
     data = json.loads(path.read_text())
-    data["answers"]["power_nc(2.0, None, 0.8)"] = 42.0
+    data["data"]["power_nc(2.0, None, 0.8)"] = 42.0
     path.write_text(json.dumps(data))
     assert ask(path)["answers"][0] == 42.0  # type: ignore[index]
 

@@ -15,26 +15,36 @@ few recent answers in one record (:func:`remember`, :func:`recall`). A large
 cache that grows by a few answers at a time is a log (:func:`append`,
 :func:`read_log`): a whole first record, then appended ones.
 
+The hooks' fast path keeps its few small caches as lines (:func:`save_lines`,
+:func:`load_lines`): the key on the first line, the answer on the others. Its
+whole budget is about 11 ms a stage, and importing ``json`` (``re``, ``enum``) alone
+costs several of them; for the same reason its keys are the few files
+of code that compute each answer, not :func:`key` (hashlib, and in a checkout a
+stat of every module).
+
 Derived data: delete any of it at any time. A file that is missing, unreadable,
 torn, not JSON, of another shape or under another key is never believed (it
 reads as empty), and one that cannot be written only costs time (the savers
 return False, never raise). Saves are atomic (:func:`ledger.core.repobase.write_atomic`,
-without the flushes a commit's path cannot afford). Standard library only: the
-fast paths of ``status`` and the hooks use it.
+without the flushes a commit's path cannot afford). Standard library only, and
+importing this module costs nothing beyond ``os``: the fast paths of ``status``
+and the hooks use it (``json`` and ``hashlib`` are imported by what needs them).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from typing import Any, TypeAlias, TypeVar
 
-from ledger.core.codeid import code_id
 from ledger.core.repobase import write_atomic
 
-_T = TypeVar("_T")
-PathLike: TypeAlias = "str | os.PathLike[str]"
+# Not typing.TYPE_CHECKING: importing typing costs a -S interpreter ~9 ms (the hooks'
+# fast path imports this module); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias, TypeVar
+
+    _T = TypeVar("_T")
+    PathLike: TypeAlias = "str | os.PathLike[str]"
 
 
 def path(state_dir: PathLike, name: str) -> str:
@@ -42,13 +52,25 @@ def path(state_dir: PathLike, name: str) -> str:
     return os.path.join(state_dir, "cache", name)
 
 
+def code_id() -> str:
+    """:func:`ledger.core.codeid.code_id`, imported when a key is first asked (hashlib)."""
+    from ledger.core.codeid import code_id as of_this_program
+
+    return of_this_program()
+
+
 def key(name: str, *inputs: str) -> str:
     """The key of cache ``name`` for ``inputs``, as this program's code computes them."""
+    import hashlib
+    import json
+
     text = json.dumps([code_id(), name, *inputs])  # a list: inputs never run together
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _record(cache_key: str, data: Any) -> str:
+    import json
+
     return json.dumps({"key": cache_key, "data": data}, separators=(",", ":"))
 
 
@@ -62,6 +84,8 @@ def _data(raw: Any, cache_key: str, kind: type[_T]) -> _T | None:
 
 def load(file: PathLike, cache_key: str, kind: type[_T]) -> _T | None:
     """What :func:`save` wrote under ``cache_key``, if it is a ``kind``; else None."""
+    import json
+
     try:
         with open(file, encoding="utf-8") as handle:
             raw = json.load(handle)
@@ -101,6 +125,8 @@ def read_log(file: PathLike, cache_key: str, kind: type[_T]) -> tuple[list[_T], 
     (the next save starts a new one). A later line that does not parse (an append
     a crash tore) or is under another key is skipped: it costs only its own data.
     """
+    import json
+
     try:
         with open(file, encoding="utf-8") as handle:
             text = handle.read()
@@ -139,4 +165,30 @@ def append(file: PathLike, cache_key: str, data: Any) -> bool:
         return False
     finally:
         os.close(fd)
+    return True
+
+
+def load_lines(file: PathLike, cache_key: str) -> list[str] | None:
+    """The lines :func:`save_lines` wrote under ``cache_key``; None for any other file."""
+    try:
+        with open(file, encoding="utf-8", newline="") as handle:  # a "\r" is data
+            lines = handle.read().split("\n")
+    except (OSError, ValueError):
+        return None
+    if len(lines) < 2 or lines[0] != cache_key or lines[-1] != "":
+        return None  # another key, or not a file of lines (a save always ends with one)
+    return lines[1:-1]
+
+
+def save_lines(file: PathLike, cache_key: str, lines: list[str]) -> bool:
+    """Replace the cache with ``lines`` under ``cache_key``; False if it cannot be written.
+
+    A line holding a newline would read back as two: such an answer is not kept.
+    """
+    if any("\n" in line for line in (cache_key, *lines)):
+        return False
+    try:
+        write_atomic(file, "".join(f"{line}\n" for line in (cache_key, *lines)), durable=False)
+    except OSError:
+        return False
     return True

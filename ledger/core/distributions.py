@@ -12,7 +12,6 @@ The pure statistics that use these answers are in :mod:`ledger.core.stats`.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 from collections.abc import Callable
@@ -21,6 +20,8 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from ledger.core import caches
+
 
 class _Answers:
     """scipy's answers remembered across processes: a verb must not import scipy to ask again.
@@ -28,12 +29,12 @@ class _Answers:
     A gate's thresholds and MDEs take a handful of distinct (quantile, df, power)
     questions, and importing scipy.stats and scipy.integrate to answer them costs
     about a second, more than everything else a ``register`` or ``conclude`` does.
-    The answers are kept in the repository's cache directory, keyed by this
-    program's code and by the installed scipy (its version file's size and
-    modification time, read without importing it), so a new scipy or a new
-    formula asks again. Derived data: a missing, corrupt or foreign file is
-    ignored, and one that cannot be written only costs speed. Floats go through
-    JSON by their shortest repr, which reads back to the same double.
+    The answers are one derived cache (:mod:`ledger.core.caches`) in the repository's
+    cache directory, keyed by this program's code and by the installed scipy (its
+    version file's size and modification time, read without importing it), so a new
+    scipy or a new formula asks again. A missing, corrupt or foreign file is ignored,
+    and one that cannot be written only costs speed. Floats go through JSON by their
+    shortest repr, which reads back to the same double.
     """
 
     def __init__(self) -> None:
@@ -46,8 +47,6 @@ class _Answers:
 
     @staticmethod
     def _key() -> str:
-        from ledger.core.codeid import code_id
-
         spec = find_spec("scipy")
         origin = spec.origin if spec is not None else None
         try:
@@ -55,20 +54,14 @@ class _Answers:
         except OSError:
             info = None
         scipy = f"{info.st_size}:{info.st_mtime_ns}" if info is not None else "-"
-        return f"{code_id()}/{scipy}"
+        return caches.key("scipy-answers", scipy)
 
     def _read(self) -> dict[str, float]:
         if self.loaded is None:
             self.loaded = {}
             if self.path is not None:
-                try:
-                    raw = json.loads(self.path.read_text())
-                except (OSError, ValueError):
-                    raw = None
-                if isinstance(raw, dict) and raw.get("key") == self._key():
-                    answers = raw.get("answers")
-                    if isinstance(answers, dict):
-                        self.loaded = {k: v for k, v in answers.items() if isinstance(v, float)}
+                answers = caches.load(self.path, self._key(), dict) or {}
+                self.loaded = {k: v for k, v in answers.items() if isinstance(v, float)}
         return self.loaded
 
     def get(self, question: str) -> float | None:
@@ -77,15 +70,8 @@ class _Answers:
     def put(self, question: str, answer: float) -> None:
         answers = self._read()
         answers[question] = answer
-        if self.path is None:
-            return
-        from ledger.core.repobase import write_atomic
-
-        text = json.dumps({"key": self._key(), "answers": answers}, sort_keys=True)
-        try:
-            write_atomic(self.path, text, durable=False)
-        except OSError:
-            return  # a cache that cannot be written only costs speed
+        if self.path is not None:
+            caches.save(self.path, self._key(), answers)  # not written: only costs speed
 
 
 _ANSWERS = _Answers()

@@ -3,20 +3,34 @@
 ``status`` shows history findings as problems, and a warm ``status`` imports
 neither pygit2 nor pydantic: when HEAD and the witness refs are what the last
 verify saw, its findings are read from ``.git/ledger/verify-report.json``.
+
+The report is one derived cache (:mod:`ledger.core.caches`): one record keyed by
+the program's code, the history rules' version and the tip, which holds the
+witness refs as the file system saw them (:func:`refs_key`) beside the findings.
+The refs are compared once the key matches, not hashed into it: reading them
+costs a file per witness ref, which a report of another tip (the miss before
+every new verify, which then saves and reads them anyway) never needs. A report
+saved for another tip, other refs, other rules or other code, or a file that is
+corrupt or foreign, is not read: verify runs again.
 """
 
 from __future__ import annotations
 
-import json
 import os
+from typing import Any
 
-from ledger.core.repobase import stat_key, write_atomic
+from ledger.core import caches
+from ledger.core.repobase import stat_key
 
 REPORT_FILE = "verify-report.json"
 # The version of the history rules, shared with the replay's cache
 # (:data:`ledger.core.verify.engine.CACHE_VERSION`): a report saved by other rules is not
 # read. 4: a re-measurement is a kind of transition of its own.
 RULES_VERSION = 4
+
+# The report :func:`load` last accepted (or :func:`save` last made), per state dir:
+# :func:`load_notes` gives its notes, so findings and notes come from one report.
+_accepted: dict[str, dict[str, Any]] = {}
 
 
 def refs_key(common: str) -> str:
@@ -34,6 +48,15 @@ def refs_key(common: str) -> str:
     return "|".join(parts)
 
 
+def _file(state_dir: str) -> str:
+    # Beside the replay's cache (verify-cache.json), which the report goes with.
+    return os.path.join(state_dir, REPORT_FILE)
+
+
+def _key(tip: str) -> str:
+    return caches.key("verify-report", str(RULES_VERSION), tip)
+
+
 def save(
     state_dir: str,
     common: str,
@@ -41,38 +64,25 @@ def save(
     findings: list[dict[str, str]],
     notes: list[dict[str, str]] | None = None,
 ) -> None:
-    data = {
-        "rules": RULES_VERSION,
-        "tip": tip,
-        "refs": refs_key(common),
-        "findings": findings,
-        "notes": notes or [],
-    }
-    try:
-        write_atomic(os.path.join(state_dir, REPORT_FILE), json.dumps(data), durable=False)
-    except OSError:
-        return  # a cache that cannot be written only costs time
+    data = {"refs": refs_key(common), "findings": findings, "notes": notes or []}
+    _accepted[state_dir] = data
+    caches.save(_file(state_dir), _key(tip), data)  # a cache not written only costs time
 
 
 def load(state_dir: str, common: str, tip: str) -> list[dict[str, str]] | None:
-    try:
-        with open(os.path.join(state_dir, REPORT_FILE), encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("rules") != RULES_VERSION or data.get("tip") != tip:
+    """The findings verify saved for ``tip`` and the refs as they are now; None if none."""
+    _accepted.pop(state_dir, None)
+    data = caches.load(_file(state_dir), _key(tip), dict)
+    if data is None or not isinstance(data.get("findings"), list):
         return None
     if data.get("refs") != refs_key(common):
         return None
-    findings = data.get("findings")
-    return findings if isinstance(findings, list) else None
+    _accepted[state_dir] = data
+    findings: list[dict[str, str]] = data["findings"]
+    return findings
 
 
 def load_notes(state_dir: str) -> list[dict[str, str]]:
     """The notes saved with the report :func:`load` just accepted."""
-    try:
-        with open(os.path.join(state_dir, REPORT_FILE), encoding="utf-8") as handle:
-            notes = json.load(handle).get("notes", [])
-    except (OSError, ValueError, AttributeError):
-        return []
+    notes = _accepted.get(state_dir, {}).get("notes")
     return notes if isinstance(notes, list) else []

@@ -1,7 +1,8 @@
 """What an installed hook runs: ``python -S -m``-style entry into :func:`main`.
 
-Hooks run on every commit, so the fast path imports only ``os``, ``sys`` and
-:mod:`ledger.core.repobase`, the plumbing it shares with the full program (not even
+Hooks run on every commit, so the fast path imports only ``os``, ``sys``,
+:mod:`ledger.core.repobase`, the plumbing it shares with the full program, and
+:mod:`ledger.core.caches`, the one derived-cache mechanism (not even
 ``subprocess``: importing it costs ~17 ms here, more than the interpreter
 start; git is spawned with ``os.posix_spawnp`` instead) and makes as few git
 calls as it can (~4 ms each; a commit runs three hooks):
@@ -14,7 +15,10 @@ calls as it can (~4 ms each; a commit runs three hooks):
   keyed by the tree id of the ledger dir at HEAD (one ``git rev-parse``).
 
 Both caches live under ``.git/ledger/`` and are derived data: the same key
-always maps to the same answer, and deleting them only costs time. Only when
+always maps to the same answer, and deleting them only costs time. They, and the
+memos kept in the worktree's git dir, are files of lines read and written by
+:mod:`ledger.core.caches` (:func:`~ledger.core.caches.load_lines`), the one
+derived-cache mechanism, which is standard library only and cheap to import. Only when
 there is ledger work does a hook import :mod:`ledger.hooks.full` (pygit2,
 pydantic), after restoring site-packages if it was started with ``-S``.
 """
@@ -25,7 +29,7 @@ import os
 import sys
 
 from ledger import __version__
-from ledger.core import repobase
+from ledger.core import caches, repobase
 from ledger.core.repobase import git
 
 # Not typing.TYPE_CHECKING: importing typing costs a -S interpreter ~9 ms, and
@@ -56,13 +60,6 @@ def _read_lines(path: str) -> list[str]:
         return []
 
 
-def _write_cache(path: str, text: str) -> None:
-    try:
-        repobase.write_atomic(path, text, durable=False)
-    except OSError:
-        return  # a cache that cannot be written only costs time
-
-
 def settings(top: str, common: str) -> dict[str, str] | None:
     """The hooks' view of ledger.toml (or [tool.ledger]); None when there is no ledger."""
     source = None
@@ -83,14 +80,14 @@ def settings(top: str, common: str) -> dict[str, str] | None:
         if source is None:
             return None
     cache = os.path.join(common, repobase.STATE_DIR, SETTINGS_CACHE)
-    lines = _read_lines(cache)
-    if lines and lines[0] == source[1]:
-        values = dict(line.split("=", 1) for line in lines[1:] if "=" in line)
+    lines = caches.load_lines(cache, source[1])
+    if lines is not None:
+        values = dict(line.split("=", 1) for line in lines if "=" in line)
         return None if values.get("none") else values
     text = git("cat-file", "blob", committed, check=False) if committed else None
     parsed = _parse_settings(os.path.join(top, source[0]), source[0], text)
-    body = "\n".join(f"{k}={v}" for k, v in sorted((parsed or {"none": "1"}).items()))
-    _write_cache(cache, f"{source[1]}\n{body}\n")
+    body = [f"{k}={v}" for k, v in sorted((parsed or {"none": "1"}).items())]
+    caches.save_lines(cache, source[1], body)  # a cache not written only costs time
     return parsed
 
 
@@ -148,16 +145,14 @@ class CommitMemo:
     def __init__(self, gitdir: str, common: str) -> None:
         self.path = os.path.join(gitdir, "ledger-hook-memo")
         self.key = _commit_key(gitdir, common)
-        lines = _read_lines(self.path)
-        self.values: dict[str, str] = {}
-        if lines and lines[0] == self.key:
-            self.values = dict(line.split("=", 1) for line in lines[1:] if "=" in line)
+        lines = caches.load_lines(self.path, self.key) or []
+        self.values: dict[str, str] = dict(line.split("=", 1) for line in lines if "=" in line)
 
     def get(self, name: str, compute: Callable[[], str]) -> str:
         if name not in self.values:
             self.values[name] = compute()
-            body = "\n".join(f"{k}={v}" for k, v in sorted(self.values.items()))
-            _write_cache(self.path, f"{self.key}\n{body}\n")
+            body = [f"{k}={v}" for k, v in sorted(self.values.items())]
+            caches.save_lines(self.path, self.key, body)
         return self.values[name]
 
 
@@ -188,7 +183,7 @@ def open_version(
     head = _read_lines(os.path.join(gitdir, "HEAD"))
     tree = f"{tree}@{head[0] if head else ''}"
     cache = os.path.join(common, repobase.STATE_DIR, OPEN_CACHE)
-    lines = _read_lines(cache)
+    lines = caches.load_lines(cache, _open_key()) or []
     for line in lines:
         parts = line.split("\t")
         if len(parts) == 4 and parts[0] == tree:
@@ -198,8 +193,14 @@ def open_version(
 
     opened, files, registration = hookcheck.open_version_info()
     lines = [*lines[-15:], f"{tree}\t{opened or ''}\t{chr(0x1F).join(files)}\t{registration}"]
-    _write_cache(cache, "\n".join(lines) + "\n")
+    caches.save_lines(cache, _open_key(), lines)
     return opened, files, registration
+
+
+def _open_key() -> str:
+    """What the cached open versions depend on besides the tree: the program that read
+    them (its version; the heavy path's code is too many files to stat on every commit)."""
+    return f"{OPEN_CACHE} {__version__}"
 
 
 def version_paths(registration: str) -> list[str]:
@@ -267,19 +268,19 @@ def earlier_code(
     """
     path = os.path.join(gitdir, "ledger-version-files")
     head = head_commit(gitdir, common)
-    lines = _read_lines(path)
+    lines = caches.load_lines(path, registration) or []
     known: list[str] | None = None
-    if head and len(lines) == 5 and lines[0] == registration:
-        files = [f for f in lines[2].split("\x1f") if f]
-        pending_on, pending = lines[3], [f for f in lines[4].split("\x1f") if f]
-        if lines[1] == head:
+    if head and len(lines) == 4:
+        files = [f for f in lines[1].split("\x1f") if f]
+        pending_on, pending = lines[2], [f for f in lines[3].split("\x1f") if f]
+        if lines[0] == head:
             known = files
         else:
             entry = _last_reflog_entry(gitdir)
             moved = entry.split(" ", 2)
             if (
                 len(moved) == 3
-                and moved[0] == pending_on == lines[1]
+                and moved[0] == pending_on == lines[0]
                 and moved[1] == head
                 and "\tcommit: " in entry
             ):
@@ -287,8 +288,7 @@ def earlier_code(
     if known is None:
         known = keep(version_paths(registration))
     if head:
-        body = "\x1f".join(known), head, "\x1f".join(code)
-        _write_cache(path, f"{registration}\n{head}\n{body[0]}\n{body[1]}\n{body[2]}\n")
+        caches.save_lines(path, registration, [head, "\x1f".join(known), head, "\x1f".join(code)])
     return known
 
 
