@@ -31,9 +31,6 @@ NOT_CACHES = {
     ("ledger/hooks/fast.py", "add_trailers"): "the commit message git reads back",
     ("ledger/hooks/mergeviews.py", "merge_prose"): "scratch sides of a three-way merge",
     ("ledger/presets/campaign/commands/delivery.py", "deliver"): "a scratch clone",
-    # The replay's own cache (verify-cache.json, its own key and format): owned by the
-    # verify engine, still to move onto caches.py.
-    ("ledger/core/verify/engine.py", "_save_cache"): "verify's replay cache (to move)",
 }
 RAW_IO = {"open", "os.open", "io.open", "json.load", "json.dump", "shutil.copy", "shutil.move"}
 RAW_IO_METHODS = {"open", "read_text", "read_bytes", "write_text", "write_bytes"}

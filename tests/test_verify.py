@@ -205,7 +205,7 @@ def test_verify_is_incremental_and_range_limited(loop: Repo) -> None:
     first = loop.head()
     cache = loop.path / ".git/ledger/verify-cache.json"
     loop.ok("verify")
-    assert first in json.loads(cache.read_text())["tips"]
+    assert first in json.loads(cache.read_text())["data"]["tips"]
     (loop.path / SEED1).unlink()
     bad = hand_commit(loop, "chore: drop", SEED1)
     assert loop.run("verify").code == 1
@@ -414,7 +414,7 @@ def test_cached_configurations_never_hide_a_rewrite(loop: Repo, rewrite: Any) ->
     loop.run("status", "--json")  # status verifies and caches, as in daily use
     assert loop.run("verify").code == 0
     cache = json.loads((loop.path / ".git/ledger/verify-cache.json").read_text())
-    assert len(cache["cfg"]) == 2  # the configuration before and after the transition
+    assert len(cache["data"]["cfg"]) == 2  # the configuration before and after the transition
     rewrite(loop)
     light, full = _light_and_full(loop)
     assert light == full

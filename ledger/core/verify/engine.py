@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ledger.core import caches
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.errors import BadInput, LedgerError
-from ledger.core.repobase import base_id, write_atomic
+from ledger.core.repobase import base_id
 from ledger.core.verify.commits import merge_commit, step_commit
 from ledger.core.verify.findings import Finding, Note, Report, deleted_finding
 from ledger.core.verify.gitlog import log_changes
@@ -48,8 +49,15 @@ def require_full(store: Store) -> None:
 
 
 def _key(r: Replay) -> str:
-    text = json.dumps([CACHE_VERSION, r.dir, r.prefix, r.preset, r.config_file, r.free, r.strict])
-    return text  # short, and no hashlib on the incremental path
+    return caches.key(
+        CACHE_FILE,
+        str(CACHE_VERSION),
+        r.dir,
+        r.prefix,
+        r.preset,
+        r.config_file,
+        f"{r.free}{r.strict}",
+    )
 
 
 def replay(
@@ -59,7 +67,8 @@ def replay(
     require_full(store)
     r = Replay(store, config, config_file)
     cache_path = str(store.ledger_state_dir / CACHE_FILE)
-    cache = _load_cache(cache_path, _key(r))
+    cache_key = _key(r)
+    cache = _load_cache(cache_path, cache_key)
     tips: dict[str, Any] = cache["tips"]
     r.marks = cache["marks"]
     r.config_cache = cache["cfg"]
@@ -125,7 +134,7 @@ def replay(
     for old in list(tips)[:-KEEP_TIPS]:
         del tips[old]
     configs = dict(list(r.config_cache.items())[-KEEP_CONFIGS:])
-    _save_cache(cache_path, {"key": _key(r), "tips": tips, "marks": r.marks, "cfg": configs})
+    _save_cache(cache_path, cache_key, {"tips": tips, "marks": r.marks, "cfg": configs})
     r.save_entries()
     return final, r.marks
 
@@ -215,13 +224,13 @@ def _empty() -> dict[str, Any]:
 
 
 def _load_cache(path: str, key: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        data = None
-    if not isinstance(data, dict) or data.get("key") != key:
-        return {"key": key, "tips": {}, "marks": {}, "cfg": {}}
+    data = caches.load(path, key, dict)
+    if (
+        data is None
+        or not isinstance(data.get("tips"), dict)
+        or not isinstance(data.get("marks"), dict)
+    ):
+        return {"tips": {}, "marks": {}, "cfg": {}}
     configs = data.get("cfg")
     valid = isinstance(configs, dict) and all(
         isinstance(v, dict) and all(isinstance(t, str) for t in v.values())
@@ -231,8 +240,5 @@ def _load_cache(path: str, key: str) -> dict[str, Any]:
     return data
 
 
-def _save_cache(path: str, data: dict[str, Any]) -> None:
-    try:
-        write_atomic(path, json.dumps(data, separators=(",", ":")), durable=False)
-    except OSError:
-        return  # a cache that cannot be written only costs time
+def _save_cache(path: str, key: str, data: dict[str, Any]) -> None:
+    caches.save(path, key, data)  # one that cannot be written only costs time
