@@ -72,11 +72,10 @@ TIMEOUT = 180
 def needs_person(nxt: dict[str, Any]) -> str | None:
     """Why ``next`` says this step needs a person's decision, or None.
 
-    ``next --json`` has no field for it today (action, command, reason, step,
-    placeholders, edit): a dedicated field is read first if one ever appears, then
-    an action named like a decision, then a reason that says so.
+    ``next --json`` says it in its ``decide`` field (what the person decides); an
+    action named like a decision or a reason that says so count too.
     """
-    for key in ("needs_person", "person", "decision", "human", "manual"):
+    for key in ("decide", "needs_person", "person", "decision", "human", "manual"):
         if nxt.get(key):
             return f"next's field {key!r}"
     if re.search(r"decide|decision|person|human|manual", str(nxt.get("action", ""))):
