@@ -108,3 +108,32 @@ def test_walk_with_one_world_event_never_refuses_what_next_proposes(
     world = _walk(tmp_path, preset, EVENT_STEPS, events=(event,), odds=0.6)
     assert world.tally.events.get(event), f"{event} never happened in {EVENT_STEPS} steps"
     assert world.tally.checks, "the loop was never healthy: verify and push never checked"
+
+
+def _mcp_walk(tmp_path: Path, steps: int, events: tuple[str, ...] | None, odds: float) -> None:
+    from tests.walkmcp import McpWorld
+
+    world = McpWorld(tmp_path, SEED, events, odds)
+    try:
+        world.walk(steps)
+    finally:
+        world.close()
+        t = world.tally
+        print(
+            f"MCP versions walk, seed {SEED}: {t.steps} steps, {world.calls} tool calls, "
+            f"{t.checks} healthy checks\n  actions {t.actions}\n  events {t.events}"
+        )
+    assert world.tally.steps >= steps
+    assert world.tally.checks, "the loop was never healthy: verify and push never checked"
+
+
+@pytest.mark.xfail(strict=False, reason=KNOWN)
+def test_walk_through_the_mcp_server_never_refuses_what_next_proposes(tmp_path: Path) -> None:
+    """The versions walk with every ``next`` and loop step a tool call of ``git ledger
+    mcp`` through the SDK's client (tests/walkmcp.py)."""
+    _mcp_walk(tmp_path, STEPS, None, 0.3)
+
+
+@pytest.mark.parametrize("event", ("void", "phase"))
+def test_mcp_walk_with_one_world_event(tmp_path: Path, event: str) -> None:
+    _mcp_walk(tmp_path, EVENT_STEPS, (event,), 0.6)

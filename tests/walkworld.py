@@ -303,7 +303,7 @@ class World:
             return
         live = self.live_lock(command) if self.wants("live-lock", 0.5) else None
         started = time.monotonic()
-        done = self.sh(command)
+        done = self.execute(command)
         self.timed(command, time.monotonic() - started)
         if live is not None:
             live.wait(timeout=60)
@@ -313,6 +313,11 @@ class World:
             self.as_person()
         else:
             self.fail("refused", command, done, nxt)
+
+    def execute(self, command: str) -> Done:
+        """Run the command ``next`` proposed (here through git's dispatch; the MCP walk
+        calls the server's tools instead: tests/walkmcp.py)."""
+        return self.sh(command)
 
     def wants(self, event: str, odds: float) -> bool:
         return event in self.events and self.rng.random() < odds * self.odds
