@@ -6,6 +6,7 @@ Pure: a campaign (its entries, read once) goes in, findings come out.
 from __future__ import annotations
 
 from ledger.core.findings import Finding as Finding
+from ledger.core.model.configfrozen import FrozenSetting
 from ledger.presets.campaign.loop import Campaign, Candidate
 
 
@@ -87,21 +88,33 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
     return found
 
 
+def frozen_settings(camp: Campaign) -> list[FrozenSetting]:
+    """The numbers of ledger.toml the campaign froze: the correctness tolerance, at the
+    contract (``camp`` read with its store: :func:`ledger.presets.campaign.loop.load`)."""
+    if camp.setup_tolerance is None:
+        return []
+    return [
+        FrozenSetting(
+            "campaign.correctness_tolerance",
+            camp.setup_tolerance,
+            "when the contract was committed",
+        )
+    ]
+
+
 def tolerance_widened(camp: Campaign) -> Finding | None:
     """The tolerance in ledger.toml must equal the one it held when the contract was committed."""
     from ledger.presets.campaign.loop import table
 
-    frozen = camp.setup_tolerance
-    if frozen is None:
-        return None
     current = table(camp.config).correctness_tolerance
-    if current != frozen:
-        return Finding(
-            "tolerance-frozen",
-            f"[campaign] correctness_tolerance is {current:g} but it was {frozen:g} when the "
-            "contract was committed",
-            f"restore correctness_tolerance = {frozen:g} (widen-to-pass is not allowed)",
-        )
+    for setting in frozen_settings(camp):
+        if setting.broken_by(current):
+            return Finding(
+                "tolerance-frozen",
+                f"[campaign] correctness_tolerance is {current:g} but it was {setting.value:g} "
+                "when the contract was committed",
+                f"{setting.restore()} (widen-to-pass is not allowed)",
+            )
     return None
 
 
