@@ -101,3 +101,28 @@ def test_next_restores_a_threshold_lowered_by_hand_with_a_command_that_passes(
     assert "hard_line = 7" in toml.read_text()
     assert follow(batch)["action"] == "topic"
     assert gl(batch, "verify").returncode == 0
+
+
+def test_next_after_a_reverted_topic_proposes_a_free_topic_id(batch: Repo) -> None:
+    assert "--topic t1 " in follow(batch)["command"]
+    first = batch.head()
+    assert "--topic t2 " in follow(batch)["command"]
+    batch.git("revert", "--no-edit", first)
+    nxt = follow(batch)
+    assert "--topic t3 " in nxt["command"], nxt
+    # Without --topic, the command takes the same id next proposes.
+    ok(
+        batch,
+        "gate",
+        "topic",
+        "--record",
+        "--fidelity-rate",
+        "0.9",
+        "--mono",
+        "true",
+        "--endpoint",
+        "true",
+    )
+    topics = sorted(p.stem for p in (batch.path / "training_log/topics/batch-0").glob("*.json"))
+    assert topics == ["t2", "t3", "t4"]
+    assert "--topic t5 " in next_json(batch)["command"]

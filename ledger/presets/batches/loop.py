@@ -79,6 +79,20 @@ class Batches:
         return self.topics.get(n, [])
 
 
+_TOPIC_ID = re.compile(r"t(\d+)")
+
+
+def next_topic(done: list[dict[str, Any]]) -> tuple[str, int]:
+    """The id and sequence number of a batch's next topic, from the topics present: one
+    past the highest, so a topic withdrawn by ``git revert`` leaves a gap and never makes
+    the count name a topic that is still recorded. ``gate topic --record`` takes this id
+    when none is given, and ``next`` proposes it."""
+    numbers = [int(m.group(1)) for t in done if (m := _TOPIC_ID.fullmatch(str(t["topic"])))]
+    seqs = [int(t.get("seq", 0)) for t in done]
+    number = max([len(done), *numbers]) + 1
+    return f"t{number}", max([len(done), *seqs]) + 1
+
+
 def _numbered(snap: Snapshot, folder: str) -> dict[int, tuple[str, str]]:
     out = {}
     for path, blob in snap.files(folder).items():

@@ -218,9 +218,10 @@ class BatchesPreset(Preset):
         if not b.closed(n):
             done = b.done_topics(n)
             if len(done) < cfg.topics_per_batch:
+                topic, _ = batches.next_topic(done)
                 return _action(
                     "topic",
-                    f"git ledger gate topic --record --topic t{len(done) + 1} "
+                    f"git ledger gate topic --record --topic {topic} "
                     "--fidelity-rate X --mono true|false --endpoint true|false",
                     f"batch {n}: {len(done)} of {cfg.topics_per_batch} topics recorded",
                 )
