@@ -78,3 +78,47 @@ def test_next_restores_a_tolerance_widened_by_hand_with_a_command_that_passes(
     ok(camp, *words[2:])
     assert next_json(camp)["action"] == "record-base"
     assert gl(camp, "verify").returncode == 0
+
+
+def _code(repo: Repo, name: str) -> str:
+    repo.write(f"src/{name}.py", f"# {name}\n")
+    return repo.commit_all(f"perf(src): {name}")
+
+
+def _fill(command: str, sha: str, speed: str) -> list[str]:
+    """next's candidate command for ``sha`` promoted at ``speed`` (its tokens filled)."""
+    out = []
+    for word in shlex.split(command):
+        if word == "CANDIDATE":
+            word = sha
+        elif word == "promoted|rejected|held":
+            word = "promoted"
+        elif word == "TEXT":
+            word = "faster"
+        elif word == "<NOTES>":
+            word = "the less invasive change won"
+        elif word.endswith("=X"):
+            name = word[:-2]
+            word = f"{name}=" + {"speed": speed, "correctness": "0.0001"}.get(name, "1.0")
+        out.append(word)
+    return out
+
+
+def test_next_carries_the_notes_a_promotion_equal_to_another_needs(camp: Repo) -> None:
+    base = next_json(camp)
+    assert base["action"] == "record-base"
+    ok(camp, *_fill(base["command"], _code(camp, "base"), "100")[2:])
+    ok(camp, "arm")
+    first = next_json(camp)
+    assert first["action"] == "candidate" and "--notes" not in first["command"]
+    ok(camp, *_fill(first["command"], _code(camp, "first"), "110")[2:])
+    # A second promotion may tie with the first: only its measurement says, so next asks
+    # for the notes the equal-gains rule needs, and the command passes with them.
+    second = next_json(camp)
+    assert "--notes '<NOTES>'" in second["command"] and "<NOTES>" in second["placeholders"]
+    sha = _code(camp, "second")
+    words = _fill(second["command"], sha, "110")
+    at = words.index("--notes")
+    refused = gl(camp, *(words[:at] + words[at + 2 :])[2:])
+    assert refused.returncode == 1 and "[equal-gains]" in refused.stderr
+    ok(camp, *words[2:])

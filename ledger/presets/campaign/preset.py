@@ -191,7 +191,11 @@ class CampaignPreset(Preset):
         return frozen_settings(campaign.load(ctx.config, snap, ctx.store))
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
-        from ledger.presets.campaign.rules import frozen_settings, tolerance_widened
+        from ledger.presets.campaign.rules import (
+            equal_gain_rivals,
+            frozen_settings,
+            tolerance_widened,
+        )
 
         camp = self._load(ctx, state)
         cfg = campaign.table(ctx.config)
@@ -285,13 +289,29 @@ class CampaignPreset(Preset):
                 "log a mistake and what should have caught it",
             ),
         ]
+        why = (
+            "commit a candidate's code, measure it, record its verdict (a promotion must "
+            f"improve or hold '{cfg.target_metric}' against the head)"
+        )
+        notes: dict[str, Any] = {}
+        rivals = equal_gain_rivals(camp)
+        if rivals:
+            # The equal-gains rule needs the notes, and only the measurement says whether
+            # it applies: the command carries them whenever a promotion could tie.
+            record += " --notes '<NOTES>'"
+            why += (
+                f"; <NOTES>: why the less invasive change won, should its '{cfg.target_metric}' "
+                f"equal that of {', '.join(c.commit[:10] for c in rivals[-3:])} within the "
+                "noise floor"
+            )
+            notes = {"placeholders": ["<NOTES>"]}
         return _action(
             "candidate",
             f"{record} --verdict promoted|rejected|held --reason TEXT {measures}",
-            "commit a candidate's code, measure it, record its verdict (a promotion must "
-            f"improve or hold '{cfg.target_metric}' against the head)",
+            why,
             bar=bar,
             alternatives=alternatives,
+            **notes,
         )
 
     def report_section(self, ctx: Context) -> dict[str, Any]:

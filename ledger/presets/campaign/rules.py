@@ -48,11 +48,10 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
                     "record it as rejected with a reason",
                 )
             )
-        for other in camp.current():
+        for other in equal_gain_rivals(camp):
             other_value = other.number(target)
             if (
-                other.verdict in ("promoted", "held")
-                and other.commit != new.commit
+                other.commit != new.commit
                 and other_value is not None
                 and abs(other_value - value) <= cfg.noise_floor
                 and "invasive" not in new.notes.lower()
@@ -86,6 +85,13 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
                 )
             )
     return found
+
+
+def equal_gain_rivals(camp: Campaign) -> list[Candidate]:
+    """The candidates of this benchmark epoch a promotion may tie with (promoted or held):
+    a promotion whose target is within the noise floor of one of them must say in
+    ``--notes`` why the less invasive one won, so ``next`` asks for notes while any exist."""
+    return [c for c in camp.current() if c.verdict in ("promoted", "held")]
 
 
 def frozen_settings(camp: Campaign) -> list[FrozenSetting]:
