@@ -137,6 +137,10 @@ def read_open(
     opened = [v.id for v in state.open_versions()]
     wanted = list(dict.fromkeys([*recent, *opened]))
     found = readiness.history_of(state, store, wanted)
+    # Read along with the ledger tree, by which status caches next: seeds go missing when
+    # a killed run's finished seeds are recorded (run --record-finished: a new tree). A
+    # run that dies before any result leaves the tree, and the cached next, as they were
+    # (conclude reads the records itself, fresh).
     records = runfiles.records(store.ledger_state_dir / "runs") if opened else []
     readings = {}
     for vid in opened:
