@@ -53,9 +53,9 @@ KNOWN = (
 # transition that next walks past, in versions and batches, and in campaign the same
 # window is only rarely hit.)
 PASSING: dict[str, tuple[str, ...]] = {
-    "versions": ("live-lock", "detached-kill", "void", "matrix", "phase"),
-    "campaign": ("live-lock", "revert"),
-    "batches": ("live-lock",),
+    "versions": ("live-lock", "detached-kill", "void", "matrix", "phase", "revert", "config-set"),
+    "campaign": ("live-lock", "revert", "config-set"),
+    "batches": ("live-lock", "revert", "config-set"),
 }
 
 

@@ -62,6 +62,7 @@ FILL = {
     "<GATE>": "recent",
     "<FILES>": "src/cache.py",
     "<REASON>": "the walk states a reason",
+    "<NOTES>": "the less invasive change won",
 }
 # Actions of `next` that repair the machine rather than step the loop: while `next`
 # proposes one of them it does not say the loop is healthy.
@@ -878,6 +879,8 @@ class TokenWorld(World):
         for word in words:
             if word == "TEXT":
                 word = f"text {self.tally.steps}"
+            elif word in FILL:
+                word = FILL[word]
             elif "|" in word and " " not in word:
                 word = self.rng.choice(word.split("|"))
             out.append(word)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ledger.core import output
-from ledger.core.context import open_context
-from ledger.core.errors import BadInput
+from ledger.core.context import Context, open_context
+from ledger.core.errors import BadInput, Refused
 from ledger.core.model.config import parse_config
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.versions.void import one_line
@@ -86,6 +86,18 @@ def _lookup(data: dict[str, Any], path: list[str]) -> Any:
     return node
 
 
+def refuse_frozen(ctx: Context, snap: Snapshot, key: str, value: Any) -> None:
+    """Refuse to change a number the loop froze at ``snap`` (exit 1): the loop's own
+    declaration (:meth:`ledger.core.loops.Preset.frozen_settings`), which its checks of
+    ledger.toml read too, so no gate meets a value that ``config set`` wrote."""
+    from ledger.core.loops import preset_for
+
+    for setting in preset_for(ctx.config).frozen_settings(ctx, snap):
+        refusal = setting.refusal(value) if setting.key == key else None
+        if refusal is not None:
+            raise Refused(refusal, f"keep {key} = {setting.literal()}")
+
+
 def run_set(cwd: Path, key: str, value: str, reason: str, as_json: bool) -> int:
     ctx = open_context(cwd)
     reason = one_line(reason, "--reason")
@@ -117,6 +129,7 @@ def run_set(cwd: Path, key: str, value: str, reason: str, as_json: bool) -> int:
                 f"edit {name} by hand and commit it on its own (a configuration transition)",
             )
         parse_config(updated, name)  # bad types are exit 2, naming the key
+        refuse_frozen(ctx, snap, ".".join(parts), new_value)
         return Transition(
             kind="config",
             step="config",

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ledger.core.context import Context
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
+    from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
 
@@ -75,6 +76,11 @@ class Preset(ABC):
 
     def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
         """What the pre-commit hook refuses for this loop (views in step, frozen files...)."""
+        return []
+
+    def frozen_settings(self, ctx: Context, snap: Snapshot) -> list[FrozenSetting]:
+        """The numbers of ledger.toml this loop froze at ``snap`` (its checks refuse a
+        ledger.toml that breaks one; ``config set`` refuses to change one)."""
         return []
 
     def hook_warnings(self, ctx: Context, staged: list[str]) -> list[str]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ledger.core.errors import BadInput
 from ledger.core.model.config import BatchesTable, LedgerConfig
+from ledger.core.model.configfrozen import FrozenSetting
 from ledger.core.model.documents import load_json
 from ledger.core.store import Snapshot
 
@@ -76,6 +77,20 @@ class Batches:
 
     def done_topics(self, n: int) -> list[dict[str, Any]]:
         return self.topics.get(n, [])
+
+
+_TOPIC_ID = re.compile(r"t(\d+)")
+
+
+def next_topic(done: list[dict[str, Any]]) -> tuple[str, int]:
+    """The id and sequence number of a batch's next topic, from the topics present: one
+    past the highest, so a topic withdrawn by ``git revert`` leaves a gap and never makes
+    the count name a topic that is still recorded. ``gate topic --record`` takes this id
+    when none is given, and ``next`` proposes it."""
+    numbers = [int(m.group(1)) for t in done if (m := _TOPIC_ID.fullmatch(str(t["topic"])))]
+    seqs = [int(t.get("seq", 0)) for t in done]
+    number = max([len(done), *numbers]) + 1
+    return f"t{number}", max([len(done), *seqs]) + 1
 
 
 def _numbered(snap: Snapshot, folder: str) -> dict[int, tuple[str, str]]:
@@ -304,15 +319,28 @@ def last_seq(text: str) -> int:
     return seq
 
 
-def lowered_bars(current: BatchesTable, frozen: BatchesTable) -> str | None:
-    """A threshold in ledger.toml that is laxer than the one frozen at ``weights init``."""
-    for name in ("fidelity_min", "batch_ratio_min", "hard_line", "converge_k"):
-        now, then = getattr(current, name), getattr(frozen, name)
-        if now < then:
-            return f"[batches] {name} is {now} but {then} was frozen when batch-0 was committed"
-    if current.topics_per_batch != frozen.topics_per_batch:
-        return (
-            f"[batches] topics_per_batch is {current.topics_per_batch} but "
-            f"{frozen.topics_per_batch} was frozen when batch-0 was committed"
-        )
+BARS = ("fidelity_min", "batch_ratio_min", "hard_line", "converge_k")
+
+
+def frozen_settings(b: Batches) -> list[FrozenSetting]:
+    """The thresholds frozen at ``weights init``, as keys of ledger.toml: a bar may not be
+    lowered below its frozen value, and ``topics_per_batch`` may not change."""
+    stored = (b.meta or {}).get("thresholds") or {}
+    when = "when batch-0 was committed"
+    found = [
+        FrozenSetting(f"batches.{n}", stored[n], when, floor=True) for n in BARS if n in stored
+    ]
+    if "topics_per_batch" in stored:
+        found.append(FrozenSetting("batches.topics_per_batch", stored["topics_per_batch"], when))
+    return found
+
+
+def broken_threshold(config: LedgerConfig, b: Batches) -> tuple[FrozenSetting, str] | None:
+    """The first frozen threshold ledger.toml breaks (a bar lowered since ``weights init``),
+    and what is wrong; every gate refuses it and ``next`` proposes restoring it."""
+    current = table(config)
+    for setting in frozen_settings(b):
+        line = setting.breach(getattr(current, setting.name))
+        if line is not None:
+            return setting, line
     return None

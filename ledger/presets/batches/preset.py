@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ledger.core.context import Context
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
+    from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
 
@@ -104,12 +105,21 @@ class BatchesPreset(Preset):
                 )
             )
         if ctx.config_file in staged:
-            lowered = batches.lowered_bars(batches.table(ctx.config), b.thresholds())
-            if lowered and b.meta is not None:
+            broken = batches.broken_threshold(ctx.config, b)
+            if broken is not None:
+                setting, line = broken
                 found.append(
-                    Finding("thresholds-frozen", lowered, "restore the frozen value in ledger.toml")
+                    Finding(
+                        "thresholds-frozen",
+                        line,
+                        f"restore the frozen value in ledger.toml ({setting.key} = "
+                        f"{setting.literal()})",
+                    )
                 )
         return found
+
+    def frozen_settings(self, ctx: Context, snap: Snapshot) -> list[FrozenSetting]:
+        return batches.frozen_settings(batches.load(ctx.config, snap))
 
     def history_rules(self) -> list[dict[str, str]]:
         return [
@@ -196,13 +206,22 @@ class BatchesPreset(Preset):
                 f"the loop converged at batch {b.converged_at}; the weights are frozen",
                 done=True,
             )
+        broken = batches.broken_threshold(ctx.config, b)
+        if broken is not None:
+            setting, line = broken
+            return _action(
+                "restore-threshold",
+                setting.restore(),
+                f"{line}: every gate refuses until ledger.toml holds the frozen value again",
+            )
         cfg = b.thresholds()
         if not b.closed(n):
             done = b.done_topics(n)
             if len(done) < cfg.topics_per_batch:
+                topic, _ = batches.next_topic(done)
                 return _action(
                     "topic",
-                    f"git ledger gate topic --record --topic t{len(done) + 1} "
+                    f"git ledger gate topic --record --topic {topic} "
                     "--fidelity-rate X --mono true|false --endpoint true|false",
                     f"batch {n}: {len(done)} of {cfg.topics_per_batch} topics recorded",
                 )

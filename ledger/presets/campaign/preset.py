@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ledger.core.context import Context
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
+    from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
 
@@ -184,7 +185,18 @@ class CampaignPreset(Preset):
     def _load(self, ctx: Context, state: LedgerState) -> campaign.Campaign:
         return campaign.load(ctx.config, ctx.store.snapshot(state.commit_id), ctx.store)
 
+    def frozen_settings(self, ctx: Context, snap: Snapshot) -> list[FrozenSetting]:
+        from ledger.presets.campaign.rules import frozen_settings
+
+        return frozen_settings(campaign.load(ctx.config, snap, ctx.store))
+
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        from ledger.presets.campaign.rules import (
+            equal_gain_rivals,
+            frozen_settings,
+            tolerance_widened,
+        )
+
         camp = self._load(ctx, state)
         cfg = campaign.table(ctx.config)
         if camp.problems:
@@ -198,9 +210,11 @@ class CampaignPreset(Preset):
                 f"$EDITOR {ctx.dir}/{campaign.CONTRACT} && git ledger contract",
                 "write what is measured and what may change; the contract is fixed once committed",
             )
-        tolerance = rules_tolerance(camp)
-        if tolerance:
-            return _action("restore-tolerance", f"$EDITOR {ctx.config_file}", tolerance)
+        widened = tolerance_widened(camp)
+        if widened is not None:
+            restore = frozen_settings(camp)[0].restore()
+            why = f"[{widened.rule}] {widened.message}: every candidate is refused until then"
+            return _action("restore-tolerance", restore, why)
         base = camp.base()
         if base is None:
             old_base = next((c for c in reversed(camp.candidates) if c.verdict == "base"), None)
@@ -275,13 +289,29 @@ class CampaignPreset(Preset):
                 "log a mistake and what should have caught it",
             ),
         ]
+        why = (
+            "commit a candidate's code, measure it, record its verdict (a promotion must "
+            f"improve or hold '{cfg.target_metric}' against the head)"
+        )
+        notes: dict[str, Any] = {}
+        rivals = equal_gain_rivals(camp)
+        if rivals:
+            # The equal-gains rule needs the notes, and only the measurement says whether
+            # it applies: the command carries them whenever a promotion could tie.
+            record += " --notes '<NOTES>'"
+            why += (
+                f"; <NOTES>: why the less invasive change won, should its '{cfg.target_metric}' "
+                f"equal that of {', '.join(c.commit[:10] for c in rivals[-3:])} within the "
+                "noise floor"
+            )
+            notes = {"placeholders": ["<NOTES>"]}
         return _action(
             "candidate",
             f"{record} --verdict promoted|rejected|held --reason TEXT {measures}",
-            "commit a candidate's code, measure it, record its verdict (a promotion must "
-            f"improve or hold '{cfg.target_metric}' against the head)",
+            why,
             bar=bar,
             alternatives=alternatives,
+            **notes,
         )
 
     def report_section(self, ctx: Context) -> dict[str, Any]:
@@ -293,13 +323,6 @@ class CampaignPreset(Preset):
             "adjustments": camp.adjustments(),
             "units": dict(campaign.table(ctx.config).units),
         }
-
-
-def rules_tolerance(camp: campaign.Campaign) -> str | None:
-    from ledger.presets.campaign.rules import tolerance_widened
-
-    found = tolerance_widened(camp)
-    return found.line() if found else None
 
 
 PRESET = CampaignPreset()

@@ -6,6 +6,7 @@ Pure: a campaign (its entries, read once) goes in, findings come out.
 from __future__ import annotations
 
 from ledger.core.findings import Finding as Finding
+from ledger.core.model.configfrozen import FrozenSetting
 from ledger.presets.campaign.loop import Campaign, Candidate
 
 
@@ -47,11 +48,10 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
                     "record it as rejected with a reason",
                 )
             )
-        for other in camp.current():
+        for other in equal_gain_rivals(camp):
             other_value = other.number(target)
             if (
-                other.verdict in ("promoted", "held")
-                and other.commit != new.commit
+                other.commit != new.commit
                 and other_value is not None
                 and abs(other_value - value) <= cfg.noise_floor
                 and "invasive" not in new.notes.lower()
@@ -87,21 +87,40 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
     return found
 
 
+def equal_gain_rivals(camp: Campaign) -> list[Candidate]:
+    """The candidates of this benchmark epoch a promotion may tie with (promoted or held):
+    a promotion whose target is within the noise floor of one of them must say in
+    ``--notes`` why the less invasive one won, so ``next`` asks for notes while any exist."""
+    return [c for c in camp.current() if c.verdict in ("promoted", "held")]
+
+
+def frozen_settings(camp: Campaign) -> list[FrozenSetting]:
+    """The numbers of ledger.toml the campaign froze: the correctness tolerance, at the
+    contract (``camp`` read with its store: :func:`ledger.presets.campaign.loop.load`)."""
+    if camp.setup_tolerance is None:
+        return []
+    return [
+        FrozenSetting(
+            "campaign.correctness_tolerance",
+            camp.setup_tolerance,
+            "when the contract was committed",
+        )
+    ]
+
+
 def tolerance_widened(camp: Campaign) -> Finding | None:
     """The tolerance in ledger.toml must equal the one it held when the contract was committed."""
     from ledger.presets.campaign.loop import table
 
-    frozen = camp.setup_tolerance
-    if frozen is None:
-        return None
     current = table(camp.config).correctness_tolerance
-    if current != frozen:
-        return Finding(
-            "tolerance-frozen",
-            f"[campaign] correctness_tolerance is {current:g} but it was {frozen:g} when the "
-            "contract was committed",
-            f"restore correctness_tolerance = {frozen:g} (widen-to-pass is not allowed)",
-        )
+    for setting in frozen_settings(camp):
+        if setting.broken_by(current):
+            return Finding(
+                "tolerance-frozen",
+                f"[campaign] correctness_tolerance is {current:g} but it was {setting.value:g} "
+                "when the contract was committed",
+                f"{setting.restore()} (widen-to-pass is not allowed)",
+            )
     return None
 
 

@@ -79,9 +79,9 @@ def plan(ctx: Context, snap: Snapshot, vid: str, records: list[dict[str, object]
         found = readiness.history_of(state, ctx.store, [vid]).get(vid)
         registration = found[0] if found else None
     commits = readiness.code_commits(ctx.store, vid, registration) if registration else None
-    reading = read(ctx.store, state, vid, registration, commits)
+    reading = read(ctx.store, state, vid, registration, commits, records)
     try:  # seeds that were started and have no results say which and how
-        readiness.check_results(state, vid, records, reading.flags)
+        readiness.check_results(state, vid, reading.missing, reading.flags)
     except Refused as exc:
         refusals.append((exc, True))
     if not reading.results:

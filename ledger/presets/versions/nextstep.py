@@ -119,6 +119,21 @@ def conclude(reading: Reading) -> NextAction:
     )
 
 
+def measure_missing(state: LedgerState, reading: Reading) -> NextAction:
+    """Seeds a run started and never measured (it was killed): conclude refuses the
+    verdict until they have results (readiness.check_results), so they come first."""
+    seeds = ",".join(reading.missing)
+    step = measure(state, reading.id, reading.gate, seeds)
+    return NextAction(
+        "measure-missing",
+        step.command,
+        f"seeds {seeds} of {reading.id} on '{reading.gate}' were started but have no results "
+        "(a run was stopped half-way): measure them before the verdict",
+        reading.id,
+        step.placeholders,
+    )
+
+
 def void(reading: Reading, why: str) -> NextAction:
     """A version no measurement can conclude: close it as void, or conclude on nothing."""
     verdict = reading.supported()
@@ -222,6 +237,8 @@ def next_action(state: LedgerState, readings: Mapping[str, Reading] | None = Non
         unjudged = reading.unjudged()
         if unjudged:
             return void(reading, unjudged)
+        if reading.missing:
+            return measure_missing(state, reading)
         return conclude(reading)
     matrices = state.open_matrices()
     if matrices:

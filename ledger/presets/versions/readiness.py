@@ -70,6 +70,15 @@ def started_seeds(records: Iterable[dict[str, object]], vid: str, gate: str) -> 
     return seeds
 
 
+def missing_seeds(
+    records: Iterable[dict[str, object]], vid: str, gate: str, measured: Iterable[str]
+) -> tuple[str, ...]:
+    """Seeds that runs of ``vid`` on ``gate`` started and that have no result (``measured``:
+    the keys of its results on the gate, failed ones too): a verdict now would stand on
+    fewer seeds than were started (a run killed half-way)."""
+    return tuple(sorted(started_seeds(records, vid, gate) - set(measured)))
+
+
 def code_commits(store: Store, vid: str, registration: str) -> list[str]:
     """The version's code commits (its Ledger-Step, no transition) since its registration.
 
@@ -199,17 +208,13 @@ def wait_or_refuse(records: list[dict[str, object]], vid: str, *, wait: bool) ->
         )
 
 
-def check_results(
-    state: LedgerState, vid: str, records: list[dict[str, object]], found: Flags
-) -> None:
+def check_results(state: LedgerState, vid: str, missing: Iterable[str], found: Flags) -> None:
     """Refuse a verdict on results that are missing or unreproducible (--override skips);
-    ``found``: the flags of the version's reading."""
+    ``missing`` and ``found``: the missing seeds and the flags of the version's reading."""
     version = state.version(vid)
     if version is None:
         return
     gate = version.front.gate
-    have = {r.key for r in state.results_for(vid, gate, ok_only=False)}
-    missing = sorted(started_seeds(records, vid, gate) - have)
     if missing:
         seeds = ",".join(missing)
         raise Refused(

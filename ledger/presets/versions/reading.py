@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ledger.core import runfiles
 from ledger.core.model.entries import VERDICTS, GateStat
 from ledger.core.state import LedgerState, Result, Version
 from ledger.presets.versions import readiness
@@ -42,6 +43,9 @@ class Reading:
     gates: tuple[GateStat, ...]  # the statistics per gate measured, the targeted one first
     commits: tuple[str, ...] | None  # code commits since the registration (None: not read)
     flags: readiness.Flags
+    # Seeds runs of the version started on its gate that have no result (a run killed
+    # half-way): conclude refuses until they are measured, and next measures them.
+    missing: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -90,10 +94,12 @@ def read(
     vid: str,
     registration: str | None,
     commits: Iterable[str] | None,
+    records: Iterable[dict[str, object]] = (),
 ) -> Reading:
     """The reading of ``vid`` in ``state``; ``registration`` its registration commit on this
     branch (None: not found, today's configuration applies), ``commits`` its code commits
-    since (None: history not read, or the version needs none)."""
+    since (None: history not read, or the version needs none), ``records`` the run
+    records (what runs started)."""
     from ledger.core.verify import frozen_config
 
     version = state.version(vid)
@@ -117,6 +123,9 @@ def read(
         flags=readiness.flags(store, state, vid, None if listed is None else list(listed))
         if store is not None
         else readiness.Flags((), ()),
+        missing=readiness.missing_seeds(
+            records, vid, gate, (r.key for r in frozen.results_for(vid, gate, ok_only=False))
+        ),
     )
 
 
@@ -128,10 +137,15 @@ def read_open(
     opened = [v.id for v in state.open_versions()]
     wanted = list(dict.fromkeys([*recent, *opened]))
     found = readiness.history_of(state, store, wanted)
+    # Read along with the ledger tree, by which status caches next: seeds go missing when
+    # a killed run's finished seeds are recorded (run --record-finished: a new tree). A
+    # run that dies before any result leaves the tree, and the cached next, as they were
+    # (conclude reads the records itself, fresh).
+    records = runfiles.records(store.ledger_state_dir / "runs") if opened else []
     readings = {}
     for vid in opened:
         registration, commits = found.get(vid, (None, None))
-        readings[vid] = read(store, state, vid, registration, commits)
+        readings[vid] = read(store, state, vid, registration, commits, records)
     others = [v for v in wanted if v not in readings]
     flags = readiness.flags_of(store, state, others, found)
     return readings, {v: readings[v].flags if v in readings else flags[v] for v in wanted}

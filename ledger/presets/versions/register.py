@@ -81,6 +81,20 @@ def default_parent(state: LedgerState) -> str:
     return earlier[-1].id if earlier else last.id
 
 
+def never_reused(vid: str, reserved: dict[str, str], present: set[str]) -> Refused | None:
+    """The refusal of an id registered before whose registration is not here (withdrawn
+    by ``git revert``, or left on an unmerged branch); ``reserved``: ids ever registered
+    (:func:`ledger.core.verify.reserved_ids`, their witness refs among them, which
+    ``next`` skips when it proposes an id), ``present``: the ids registered here."""
+    if vid not in reserved or vid in present:
+        return None
+    return Refused(
+        f"[ids-never-reused] {vid} was registered before (commit {reserved[vid][:10]}) "
+        "and its registration withdrawn; an id is never reused",
+        "omit the id to take the next free one",
+    )
+
+
 def choose_id(
     state: LedgerState,
     requested: str | None,
@@ -112,12 +126,9 @@ def choose_id(
             raise BadInput(
                 f"{requested} is a matrix cell id", "register cells with 'git ledger matrix new'"
             )
-        if str(vid) in reserved and str(vid) not in {v.id for v in state.versions}:
-            raise Refused(
-                f"[ids-never-reused] {requested} was registered before (commit "
-                f"{reserved[str(vid)][:10]}) and its registration withdrawn; an id is never reused",
-                "omit the id to take the next free one",
-            )
+        withdrawn = never_reused(str(vid), reserved, {v.id for v in state.versions})
+        if withdrawn is not None:
+            raise withdrawn
         if str(vid) in taken:
             raise BadInput(f"{requested} is already registered", "pick another id or omit it")
         check_case_unique(str(vid), taken_names(state), "version id")

@@ -54,8 +54,8 @@ def require_not_converged(b: Batches) -> None:
 
 def frozen_thresholds(ctx: Context, b: Batches) -> BatchesTable:
     """The frozen thresholds; a bar lowered in ledger.toml since is refused."""
-    frozen = b.thresholds()
-    lowered = batches.lowered_bars(batches.table(ctx.config), frozen)
-    if lowered:
-        raise Refused(f"[thresholds-frozen] {lowered}", "restore the frozen value in ledger.toml")
-    return frozen
+    broken = batches.broken_threshold(ctx.config, b)
+    if broken is not None:
+        setting, line = broken
+        raise Refused(f"[thresholds-frozen] {line}", f"restore it: {setting.restore()}")
+    return b.thresholds()

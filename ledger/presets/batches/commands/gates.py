@@ -69,7 +69,8 @@ def gate_topic(
 
     def build(snap: Snapshot) -> Transition:
         b, n, done = _open_batch(ctx, snap)
-        name = topic or f"t{len(done) + 1}"
+        free, seq = batches.next_topic(done)
+        name = topic or free
         if any(t["topic"] == name for t in done):
             raise BadInput(f"topic {name} of batch {n} is already recorded", "git ledger resume")
         if len(done) >= cfg.topics_per_batch:
@@ -77,7 +78,7 @@ def gate_topic(
                 f"batch {n} has its {cfg.topics_per_batch} topics",
                 "close it: git ledger gate batch --flags ... --record",
             )
-        entry = {"batch": n, "topic": name, "seq": len(done) + 1, **result}
+        entry = {"batch": n, "topic": name, "seq": seq, **result}
         writes: dict[str, bytes | None] = trace_ride_along(ctx, b)
         writes[f"{ctx.dir}/topics/batch-{n}/{name}.json"] = dump_json(entry).encode()
         return Transition(

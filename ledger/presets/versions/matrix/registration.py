@@ -23,7 +23,7 @@ from ledger.core.model.ids import check_case_unique, check_safe, parse_version
 from ledger.core.repobase import is_cell_name
 from ledger.core.state import cell_versions
 from ledger.core.store import Snapshot, Transition
-from ledger.core.verify import create_witness
+from ledger.core.verify import create_witness, reserved_ids
 from ledger.presets.versions import rules
 from ledger.presets.versions.baseline import standing_baseline
 from ledger.presets.versions.matrix.adjudication import rule_text
@@ -34,6 +34,7 @@ from ledger.presets.versions.matrix.cells import (
     slug_of,
     worktree_path,
 )
+from ledger.presets.versions.register import never_reused, taken_names
 from ledger.presets.versions.views import readme_update
 
 
@@ -113,6 +114,7 @@ def new(
                     "effects are not independent (matrix cells should have disjoint files)"
                 )
     rule = rule_text(ctx, len(parsed))
+    reserved = reserved_ids(ctx.store, ctx.config, ctx.config_file)
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
@@ -121,6 +123,9 @@ def new(
             raise Refused.of(blockers)
         if state.version(mid) or state.matrix(mid):
             raise BadInput(f"{mid} is already registered", "pick another id")
+        withdrawn = never_reused(mid, reserved, taken_names(state))
+        if withdrawn is not None:
+            raise Refused(withdrawn.message, "take the id git ledger next proposes")
         baselines = {}
         for cell in parsed:
             best = standing_baseline(state, cell.gate)
