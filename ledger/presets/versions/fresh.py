@@ -12,6 +12,7 @@ tree is clean enough to re-measure flagged results.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict
                 step=f"REFLECTION_{after}",
                 edit=[draft],
             )
-        nxt = _free_id(top, common, nxt)
+        nxt = _existing_files(top, _free_id(top, common, nxt))
         refuted = data.get("refuted")
         standing = refuted_code(top, refuted) if refuted else []
         if standing:
@@ -99,6 +100,27 @@ def fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict
         if flag:
             return _flagged_next(top, data, nxt, flag)
     return nxt
+
+
+def _existing_files(top: Path, nxt: dict[str, Any]) -> dict[str, Any]:
+    """The registration ``next`` proposes, with only the parent's planned files that are
+    still in the work tree (the ledger tree cannot say: code moves, and a bet's new file
+    may never have been written); none left, the person names them (``<FILES>``)."""
+    words = shlex.split(nxt["command"])
+    if "--files" not in words[:-1]:
+        return nxt
+    planned = words[words.index("--files") + 1]
+    if planned == "<FILES>":
+        return nxt
+    kept = [f for f in planned.split(",") if (top / f).exists()]
+    if len(kept) == len(planned.split(",")):
+        return nxt
+    files = ",".join(kept) or "<FILES>"
+    command = nxt["command"].replace(
+        f"--files {shlex.quote(planned)}", f"--files {shlex.quote(files)}", 1
+    )
+    placeholders = [*nxt.get("placeholders", []), *([] if kept else ["<FILES>"])]
+    return {**nxt, "command": command, "placeholders": placeholders}
 
 
 def _has_code(cwd: Path, step: str, rev: str) -> bool:
