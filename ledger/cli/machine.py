@@ -19,13 +19,11 @@ may be autosaved) runs only when something is found, so that ``next`` and
 
 from __future__ import annotations
 
-import fnmatch
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger.core import gitcli, runfiles
+from ledger.core import runfiles
 
 JOURNAL = "ledger-pending.json"  # ledger.core.store.JOURNAL, without importing pygit2
 FIX = "git ledger doctor --fix"
@@ -70,7 +68,8 @@ def problems(
     and common git dir), the first to clear first. ``data`` is ``status --json``'s (its
     ``runs`` and ``history`` read fresh); the loop's uncommitted drafts are added to it
     (``drafts``) for the loop's own fresh step."""
-    out: list[Problem] = []
+    # A lock comes first: every repair below would wait on it or fail.
+    out: list[Problem] = _locks(cwd, gitdir, common, data.get("branch"))
     if (gitdir / JOURNAL).is_file():
         out.append(
             Problem(
@@ -85,7 +84,6 @@ def problems(
                 ),
             )
         )
-    out += _locks(cwd, gitdir, common, data.get("branch"))
     running = data["runs"]["running"]
     if running:
         labels = ", ".join(str(r["label"]) for r in running)
@@ -121,85 +119,93 @@ def problems(
 
 
 def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Problem]:
-    """A lock file git or a transition would wait on (the index, HEAD, the branch)."""
+    """A lock file git or a transition would wait on (the index, HEAD, the branch).
+
+    Each kind has its own action, and each action succeeds: a stale lock is removed by
+    ``doctor --fix``; a lock a process at work holds is waited for (``doctor
+    --wait-for-locks``: every other repair would wait on it or fail); a recent lock
+    with no process at work may be a killed git's, or a live writer doctor cannot
+    see: only a person can say, so removing it carries ``decide``.
+    """
     candidates = [gitdir / "index.lock", gitdir / "HEAD.lock", common / "packed-refs.lock"]
     if branch:
         candidates.append(common / "refs" / "heads" / f"{branch}.lock")
     if not any(p.exists() for p in candidates):
         return []
-    from ledger.cli.doctor import Report, check_locks
+    from ledger.cli.doctor import classify_locks
     from ledger.core.context import load_config, open_store
 
     store = open_store(cwd)
     loaded = load_config(store)
-    report = Report()
-    check_locks(store, loaded[0].doctor.stale_lock_minutes if loaded else 10.0, False, report)
-    if report.problems:
-        stale = report.problems[0].split(": git ledger doctor --fix")[0]
+    locks = classify_locks(store, loaded[0].doctor.stale_lock_minutes if loaded else 10.0)
+    stale = [lock for lock in locks if lock.stale]
+    if stale:
+        line = f"stale lock {stale[0].path} ({stale[0].age_min:.0f} min old, no git process)"
         return [
             Problem(
                 "stale-lock",
-                stale,
+                line,
                 action(
                     "doctor-fix",
                     FIX,
-                    f"{stale}: every transition would wait on it; doctor --fix removes it",
+                    f"{line}: every transition would wait on it; doctor --fix removes it",
                 ),
             )
         ]
-    held = report.info[0] if report.info else "a lock file is held"
+    busy = [lock for lock in locks if lock.busy]
+    if busy:
+        held = f"lock {busy[0].path} is held: {busy[0].busy[0]}"
+        return [
+            Problem(
+                "lock",
+                held,
+                action(
+                    "wait-for-lock",
+                    "git ledger doctor --wait-for-locks",
+                    f"{held}; every transition and repair would wait on it: wait until it "
+                    "is released, then ask git ledger next again",
+                ),
+            )
+        ]
+    if not locks:
+        return []  # released while it was looked at
+    lock = locks[0]
+    held = f"lock {lock.path} is {lock.recent}, and no process at work holds it"
     return [
         Problem(
             "lock",
             held,
             action(
-                "wait-for-lock",
-                "git ledger doctor",
-                f"{held}; wait for that git process to end (doctor says when the lock is "
-                "stale), then ask git ledger next again",
-                decide="whether the git process holding the lock is still working",
+                "remove-lock",
+                f"rm -f -- {lock.path}",
+                f"{held}: a git that was killed leaves it; doctor --fix removes it once it "
+                "is stale, or a person removes it now",
+                decide=f"whether the git that wrote {lock.path.name} has ended",
             ),
         )
     ]
 
 
 def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
-    """Entry files at the ledger dir's top level changed in the work tree and not
-    committed (the loop's drafts aside).
-
-    The top level is where hands write (versions, reflections, matrices, the views,
-    a campaign's contract): its tracked files are asked of git by a glob that does
-    not descend, and an untracked file shows as one file more on disk than the
-    commit has (``top_files``, from the cache). Reading the whole directory, as
-    ``register``'s own check and ``doctor`` do, costs a stat of every result file,
-    which a warm ``status`` at 10,000 steps cannot pay on every call.
-    """
+    """Ledger files changed in the work tree and not committed, the loop's drafts aside
+    (:func:`ledger.core.workspace.uncommitted`: the rule the pre-push hook and doctor
+    apply too). The commit's top level comes from the cache (``top``)."""
+    from ledger.core import workspace
     from ledger.core.loops import by_name
 
-    directory = str(data["dir"])
-    drafts = [f"{directory}/{g}" for g in by_name(str(data["preset"])).drafts()]
-    level = f":(glob){directory}/*"
-    found = _porcelain(top, "--untracked-files=no", level)
-    base = top / directory
-    try:
-        on_disk = {e.name for e in os.scandir(base) if e.is_file(follow_symlinks=False)}
-    except OSError:
-        on_disk = set()
-    committed = data.get("top_files")
-    present = sum(1 for code, path in found if path.rsplit("/", 1)[-1] in on_disk)
-    absent = len(found) - present
-    if committed is None or len(on_disk) > int(committed) - absent + _added(found):
-        found += [e for e in _porcelain(top, "--untracked-files=all", level) if e[0] == "??"]
-    entries = []
-    for code, path in found:
-        if not any(fnmatch.fnmatchcase(path, g) for g in drafts):
-            entries.append((code, path))
-        elif "D" not in code:
-            data.setdefault("drafts", []).append(path)
+    cached = data.get("top")
+    committed = (
+        workspace.Committed(int(cached["files"]), frozenset(cached["dirs"])) if cached else None
+    )
+    found = workspace.uncommitted(
+        top, str(data["dir"]), by_name(str(data["preset"])).drafts(), committed
+    )
+    if found.drafts:
+        data.setdefault("drafts", []).extend(found.drafts)
+    entries = found.entries
     if not entries:
         return []
-    shown = ", ".join(p for _, p in entries[:5]) + (" ..." if len(entries) > 5 else "")
-    message = f"uncommitted ledger files: {shown}"
+    message = found.line()
     kept = _not_autosaved(cwd, entries)
     if kept is None:
         return [
@@ -242,29 +248,6 @@ def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
             ),
         )
     ]
-
-
-def _porcelain(top: Path, untracked: str, spec: str) -> list[tuple[str, str]]:
-    """(XY, path) per changed path under ``spec`` (git-status(1) ``--porcelain -z``)."""
-    # --no-optional-locks: a read must not rewrite the index (see register's own check).
-    out = gitcli.output(
-        ["--no-optional-locks", "status", "--porcelain", "-z", untracked, "--", spec], top
-    )
-    # "XY PATH\0", a rename's or copy's source path following as a field of its own.
-    fields = iter(out.split("\0"))
-    found = []
-    for entry in fields:
-        if len(entry) < 4:
-            continue
-        if "R" in entry[:2] or "C" in entry[:2]:
-            next(fields, None)
-        found.append((entry[:2], entry[3:]))
-    return found
-
-
-def _added(found: list[tuple[str, str]]) -> int:
-    """Tracked entries on disk that the commit does not have (added to the index)."""
-    return sum(1 for code, _ in found if code[0] in "AC" or code[0] == "R")
 
 
 def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str, str] | None:

@@ -1,0 +1,97 @@
+"""Machine problems (ledger/cli/machine.py) found by issue 25's walk, each held through
+``git ledger`` in a real repository with the hooks installed: what ``status``/``next``
+say is what doctor and the pre-push hook do (one rule each, never two copies).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers import Repo
+from tests.test_next_refusals import concluded_v1, follow, pushes, walk_to
+from tests.test_next_walk_states import sh
+
+FLICKER = """\
+import os, sys, time
+lock, end = sys.argv[1], time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    open(lock, "w").close()
+    os.unlink(lock)
+"""
+
+
+def _push(repo: Repo) -> subprocess.CompletedProcess[str]:
+    return sh(repo, "git push -q origin HEAD:refs/heads/main")
+
+
+def _machine(repo: Repo) -> list[dict[str, str]]:
+    machine: list[dict[str, str]] = repo.ok("status", "--json").json()["machine"]
+    return machine
+
+
+def test_doctor_does_not_crash_when_a_lock_goes_while_it_looks(bare_repo: Repo) -> None:
+    repo = concluded_v1(bare_repo)
+    for lock in (repo.path / ".git/index.lock", repo.path / ".git/refs/heads/main.lock"):
+        flicker = subprocess.Popen([sys.executable, "-c", FLICKER, str(lock), "4"])
+        try:
+            for _ in range(4):
+                for args in (("doctor",), ("status", "--json"), ("next", "--json")):
+                    done = repo.run(*args)
+                    assert done.code in (0, 1), f"{args}: exit {done.code}\n{done.err}"
+                    assert "Traceback" not in done.err
+        finally:
+            flicker.wait()
+
+
+def test_a_lock_a_working_git_holds_is_waited_for_before_the_entry_is_saved(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = concluded_v1(bare_repo)
+    entry = repo.path / "training_log/V1.md"
+    entry.write_text(entry.read_text() + "\nA note written after the verdict.\n")
+    lock = repo.path / ".git/index.lock"
+    lock.write_text("")
+    # A git at work in the repository (waiting on its stdin), as a long 'git add' is.
+    working = subprocess.Popen(
+        ["git", "cat-file", "--batch"], cwd=repo.path, stdin=subprocess.PIPE, text=True
+    )
+    try:
+        nxt = repo.ok("next", "--json").json()
+        assert nxt["action"] == "wait-for-lock" and "decide" not in nxt, nxt
+        assert nxt["command"] == "git ledger doctor --wait-for-locks"
+        kinds = [p["kind"] for p in _machine(repo)]
+        assert kinds[0] == "lock" and "uncommitted-entries" in kinds, kinds
+        waiting = subprocess.Popen(
+            ["bash", "-c", nxt["command"]], cwd=repo.path, env={**os.environ}, text=True
+        )
+        time.sleep(1.5)
+        assert waiting.poll() is None, "doctor --wait-for-locks did not wait"
+        working.communicate("")
+        lock.unlink()
+        assert waiting.wait(timeout=60) == 0
+    finally:
+        if working.poll() is None:
+            working.kill()
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    follow(repo, nxt)
+    assert walk_to(repo, "register") == ["register"]
+    pushes(repo, tmp_path)
+
+
+def test_a_recent_lock_nobody_holds_is_a_persons_decision(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = concluded_v1(bare_repo)
+    lock = repo.path / ".git/refs/heads/main.lock"
+    lock.write_text("")
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "remove-lock" and "decide" in nxt, nxt
+    assert nxt["command"] == f"rm -f -- {lock}"
+    assert repo.run("doctor").code == 0  # recent: doctor leaves it alone, as next says
+    follow(repo, nxt)
+    assert not lock.exists()
+    assert walk_to(repo, "register") == ["register"]
+    pushes(repo, tmp_path)
