@@ -95,3 +95,55 @@ def test_a_recent_lock_nobody_holds_is_a_persons_decision(bare_repo: Repo, tmp_p
     assert not lock.exists()
     assert walk_to(repo, "register") == ["register"]
     pushes(repo, tmp_path)
+
+
+
+def test_a_note_in_a_new_directory_is_shown_as_the_push_refuses_it(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = concluded_v1(bare_repo)
+    pushes(repo, tmp_path)
+    repo.write("training_log/notes/walk.md", "# A note an interrupted session left\n")
+    push = _push(repo)
+    assert push.returncode != 0 and "training_log/notes/walk.md" in push.stderr
+    machine = _machine(repo)
+    assert [p["kind"] for p in machine] == ["uncommitted-entries"], machine
+    assert "training_log/notes/walk.md" in machine[0]["message"]
+    register = ("register", "V2", "--bet", "b", "--gate", "recent", "--files", "src/cache.py")
+    refused = repo.run(*register, "--falsifier", "f")
+    assert refused.code == 1 and "training_log/notes/walk.md" in refused.err
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    follow(repo, nxt)
+    assert _machine(repo) == []
+    assert _push(repo).returncode == 0
+
+
+def test_a_reflection_being_written_is_the_loops_draft_not_a_leftover(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = concluded_v1(bare_repo)
+    pushes(repo, tmp_path)
+    draft = "training_log/REFLECTION_V1.md"
+    repo.write(draft, "---\nid: REFLECTION_V1\nafter: V1\n---\ndraft\n")
+    assert _machine(repo) == []
+    doctor = repo.ok("doctor")
+    assert f"{draft} is a draft of the loop" in doctor.out
+    assert repo.ok("doctor", "--fix").code == 0 and (repo.path / draft).is_file()
+    assert repo.git("status", "--porcelain", "--", draft).startswith("??")
+    assert _push(repo).returncode == 0  # a push sends commits, not the work tree
+
+
+def test_a_tamper_committed_past_the_hooks_is_shown_first(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = concluded_v1(bare_repo)
+    pushes(repo, tmp_path)
+    entry = repo.path / "training_log/V1.md"
+    entry.write_text(entry.read_text().replace("bet: b", "bet: b (tampered)", 1))
+    repo.git("commit", "-q", "--no-verify", "-m", "docs: fix a typo", "--", "training_log/V1.md")
+    assert repo.run("verify").code == 1
+    status = repo.ok("status", "--json").json()
+    print(status)
+    nxt = repo.ok("next", "--json").json()
+    print(nxt)
+    assert status["history"] and status["machine"], status
+    assert _push(repo).returncode != 0
