@@ -97,7 +97,6 @@ def test_a_recent_lock_nobody_holds_is_a_persons_decision(bare_repo: Repo, tmp_p
     pushes(repo, tmp_path)
 
 
-
 def test_a_note_in_a_new_directory_is_shown_as_the_push_refuses_it(
     bare_repo: Repo, tmp_path: Path
 ) -> None:
@@ -142,8 +141,26 @@ def test_a_tamper_committed_past_the_hooks_is_shown_first(bare_repo: Repo, tmp_p
     repo.git("commit", "-q", "--no-verify", "-m", "docs: fix a typo", "--", "training_log/V1.md")
     assert repo.run("verify").code == 1
     status = repo.ok("status", "--json").json()
-    print(status)
-    nxt = repo.ok("next", "--json").json()
-    print(nxt)
-    assert status["history"] and status["machine"], status
+    assert [p["kind"] for p in status["machine"]] == ["history"], status
+    assert status["next"]["action"] == "void" and "decide" in status["next"], status["next"]
     assert _push(repo).returncode != 0
+    nxt = repo.ok("next", "--json").json()
+    assert nxt == status["next"]
+    assert follow(repo, nxt).returncode == 0  # the person decided: V1 is void
+    assert repo.ok("status", "--json").json()["machine"] == []
+    assert repo.run("verify").code == 0 and _push(repo).returncode == 0
+
+
+def test_a_shallow_clone_says_fetch_the_history_first(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = concluded_v1(bare_repo)
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo.path}", str(clone)], check=True
+    )
+    shallow = Repo(clone)
+    nxt = shallow.ok("next", "--json").json()
+    assert nxt["command"] == "git fetch --unshallow" and "decide" not in nxt, nxt
+    assert [p["kind"] for p in shallow.ok("status", "--json").json()["machine"]] == ["history"]
+    follow(shallow, nxt)
+    assert shallow.ok("verify").code == 0
+    assert shallow.ok("status", "--json").json()["machine"] == []

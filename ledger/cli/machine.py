@@ -273,10 +273,28 @@ def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str,
 
 
 def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
-    """verify's findings: each stays in history, and refuses every push, until cleared."""
-    findings = [f for f in data.get("history", []) if f.get("rule") != "cannot-verify"]
+    """verify's findings: each stays in history, and refuses every push, until cleared.
+    History that cannot be verified (a shallow clone) refuses every transition: it comes
+    first, with the fetch that completes it."""
+    findings = data.get("history", [])
     if not findings:
         return []
+    if findings[0].get("rule") == "cannot-verify":
+        message, fix = str(findings[0]["message"]), str(findings[0]["fix"])
+        fetch = "git fetch --unshallow" if "--unshallow" in fix else None
+        return [
+            Problem(
+                "history",
+                f"[cannot-verify] {message}",
+                action(
+                    "unshallow" if fetch else "verify",
+                    fetch or "git ledger verify",
+                    f"{message}: every transition and push is refused until history is "
+                    f"complete ({fix})",
+                    decide=None if fetch else f"how to complete history: {fix}",
+                ),
+            )
+        ]
     from ledger.core.context import open_context
     from ledger.core.loops import preset_for
 
