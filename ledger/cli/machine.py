@@ -4,12 +4,16 @@ They come before any step of the loop: while one stands, the loop's own step is
 refused (``register`` with uncommitted entries, any transition behind a stale
 lock, every push with a history finding) or builds on a state ``git status`` does
 not show (an interrupted transition). ``status`` lists each as a problem and
-``next`` proposes the action that clears the first, in this order: an interrupted
-transition, a lock file, runs still running, uncommitted entries, finished runs
+``next`` proposes the action that clears the first, in this order, each before the
+ones whose repair it would break: a lock file (every repair below would wait on it
+or fail), an interrupted transition (the work tree must show what is committed
+before anything is judged on it), runs still running (they record as they end),
+uncommitted entries (a revert or a void needs them out of the way), finished runs
 not on record, history findings (after any committed entry that does not parse,
-which the loop's own step names). An action only a person can take carries
-``decide`` (what they decide): ``next`` never presents it as a command to run
-blindly.
+which the loop's own step names; history that cannot be verified first among
+them). An action only a person can take carries ``decide`` (what they decide):
+``next`` never presents it as a command to run blindly, and every other action
+succeeds when run (a lock in use is waited for, not reported).
 
 Each check costs a file test or one ``git status`` of the ledger directory when
 nothing is wrong; doctor's own classification (which lock is stale, which entry
