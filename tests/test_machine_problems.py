@@ -164,3 +164,30 @@ def test_a_shallow_clone_says_fetch_the_history_first(bare_repo: Repo, tmp_path:
     follow(shallow, nxt)
     assert shallow.ok("verify").code == 0
     assert shallow.ok("status", "--json").json()["machine"] == []
+
+
+def test_a_tampered_contract_nobody_pulled_is_dropped_by_a_persons_decision(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = bare_repo
+    repo.write("src/app.py", "x = 0\n")
+    repo.commit_all("feat(src): the app")
+    repo.ok("init", "--preset", "campaign")
+    repo.ok("hooks", "install")
+    repo.write(
+        "training_log/contract.md", "# Contract\n\nWe measure speed. Only src/ may change.\n"
+    )
+    repo.ok("contract")
+    pushes(repo, tmp_path)
+    repo.write("training_log/contract.md", "# Contract\n\nWe measure speed. Anything may change.\n")
+    repo.git(
+        "commit", "-q", "--no-verify", "-m", "docs: fix a typo", "--", "training_log/contract.md"
+    )
+    assert repo.run("verify").code == 1 and _push(repo).returncode != 0
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "drop-commit" and "decide" in nxt, nxt
+    assert [p["kind"] for p in _machine(repo)] == ["history"]
+    follow(repo, nxt)  # the person decided: the edit goes
+    assert "Only src/ may change" in (repo.path / "training_log/contract.md").read_text()
+    assert repo.run("verify").code == 0 and _push(repo).returncode == 0
+    assert _machine(repo) == []

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger.core import runfiles
+from ledger.core import gitcli, runfiles
 
 JOURNAL = "ledger-pending.json"  # ledger.core.store.JOURNAL, without importing pygit2
 FIX = "git ledger doctor --fix"
@@ -307,7 +307,7 @@ def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
     out = []
     for finding in findings:
         message = f"[{finding['rule']}] {finding['message']}"
-        cleared = preset.finding_action(ctx, finding)
+        cleared = preset.finding_action(ctx, finding) or _drop(cwd, finding, data, message)
         out.append(
             Problem(
                 "history",
@@ -323,3 +323,28 @@ def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
             )
         )
     return out
+
+
+def _drop(cwd: Path, finding: dict[str, Any], data: dict[str, Any], message: str) -> Any:
+    """Dropping the offending commit, when it is HEAD and no remote has it (a hand edit
+    committed past the hooks a moment ago): the one repair that clears the finding, as
+    a finding stays with its commit (a revert is one more commit past the rule). Whether
+    that edit goes is a person's decision; None when it is not the tip or was pushed."""
+    commit = str(finding.get("commit") or "")
+    if not commit or commit != data.get("commit"):
+        return None
+    pushed = gitcli.run(
+        ["for-each-ref", "--contains", commit, "--format=%(refname)", "refs/remotes/"],
+        cwd,
+        check=False,
+    )
+    if pushed.returncode != 0 or pushed.stdout.strip():
+        return None
+    return action(
+        "drop-commit",
+        f"git reset --keep {commit[:12]}~1",
+        f"history does not verify: {message}; the commit that did it ({commit[:10]}) is "
+        "the branch tip and no remote has it: dropping it clears the finding (--keep "
+        "keeps every uncommitted change)",
+        decide=f"whether to drop {commit[:10]}, the commit that broke the rule ({finding['fix']})",
+    )
