@@ -215,10 +215,10 @@ def check_entries(store: Store, config: LedgerConfig, fix: bool, report: Report)
     (:mod:`ledger.core.workspace`); the loop's drafts are its work in progress, left
     for the step that records them."""
     from ledger.core.loops import preset_for
-    from ledger.core.workspace import uncommitted
+    from ledger.core.workspace import of_loop
 
     directory, prefix = config.dir, config.ledger.id_prefix
-    found = uncommitted(store.require_workdir(), directory, preset_for(config).drafts())
+    found = of_loop(store.require_workdir(), directory, preset_for(config))
     for path in found.drafts:
         report.info.append(f"{path} is a draft of the loop, left for the step that records it")
     for code, path in found.entries:

@@ -201,9 +201,7 @@ def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
     committed = (
         workspace.Committed(int(cached["files"]), frozenset(cached["dirs"])) if cached else None
     )
-    found = workspace.uncommitted(
-        top, str(data["dir"]), by_name(str(data["preset"])).drafts(), committed
-    )
+    found = workspace.of_loop(top, str(data["dir"]), by_name(str(data["preset"])), committed)
     if found.drafts:
         data.setdefault("drafts", []).extend(found.drafts)
     entries = found.entries
@@ -346,5 +344,6 @@ def _drop(cwd: Path, finding: dict[str, Any], data: dict[str, Any], message: str
         f"history does not verify: {message}; the commit that did it ({commit[:10]}) is "
         "the branch tip and no remote has it: dropping it clears the finding (--keep "
         "keeps every uncommitted change)",
-        decide=f"whether to drop {commit[:10]}, the commit that broke the rule ({finding['fix']})",
+        decide=f"whether to drop {commit[:10]} and what it changed (git reflog keeps it), "
+        f"the commit that broke the rule; else: {finding['fix']}",
     )

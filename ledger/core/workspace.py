@@ -3,13 +3,14 @@ pre-push hook apply (a machine problem in the first, a refusal in the last).
 
 What counts is what hands and crashes leave where hands write: a file at the ledger
 dir's top level (versions, reflections, matrices, the views, a campaign's contract)
-changed, deleted or new in the work tree, and any file in a directory the commit does
-not have (``notes/``). A loop's drafts (its preset's ``drafts()`` globs: a reflection
+changed, deleted or new in the work tree, and any file in a directory that is not
+only written by transitions (``notes/``, or one the commit does not have). A loop's drafts (its preset's ``drafts()`` globs: a reflection
 being written, a contract before ``contract``, a batch's trace before its close) are
 the loop at work, not leftovers: they are returned apart, never refused. The
-directories the commit has (``results/``, ``weights/``, ...) are written by
-transitions only, which refuse to overwrite a changed file themselves; a stray file
-there is in no commit, so no push sends it and no transition reads it.
+directories a preset's history rules give to transitions alone (``results/``,
+``candidates/``, ``weights/``, ...) are not read: transitions refuse to overwrite a
+changed file themselves, and a stray file there is in no commit, so no push sends it
+and no transition reads it.
 
 Why not the whole directory: ``git status`` of every result file costs a stat each
 (about two thirds of a warm ``status`` at 1,000 steps, more at 10,000). The top level
@@ -22,11 +23,15 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ledger.core import gitcli
+
+if TYPE_CHECKING:
+    from ledger.core.loops import Preset
 
 
 @dataclass(frozen=True)
@@ -53,11 +58,29 @@ def committed_top(names: Sequence[str]) -> Committed:
     return Committed(sum(1 for rel in names if "/" not in rel), frozenset(dirs))
 
 
+def owned(history_rules: Sequence[Mapping[str, str]]) -> frozenset[str]:
+    """The ledger dir's subdirectories only transitions write (a preset's history rules
+    whose paths lie in them and that no ``hand`` may change: results, candidates, ...)."""
+    dirs = {
+        str(rule["paths"]).split("/", 1)[0]
+        for rule in history_rules
+        if "/" in str(rule.get("paths", ""))
+        and "hand" not in str(rule.get("changed_by", "")).split(",")
+    }
+    return frozenset(d for d in dirs if not any(c in d for c in "*?[<"))
+
+
 def uncommitted(
-    top: Path, directory: str, drafts: Sequence[str], committed: Committed | None = None
+    top: Path,
+    directory: str,
+    drafts: Sequence[str],
+    transitions_only: Collection[str] = (),
+    committed: Committed | None = None,
 ) -> Uncommitted:
     """The ledger files of the work tree ``top`` not committed, drafts apart. ``drafts``
-    are globs inside ``directory``; ``committed`` (from a cache) saves a ``git ls-tree``."""
+    are globs inside ``directory``; ``transitions_only``: its subdirectories only
+    transitions write (:func:`owned`), not read; ``committed`` (from a cache) saves a
+    ``git ls-tree``."""
     level = f":(glob){directory}/*"
     found = porcelain(top, "--untracked-files=no", level)
     files, dirs = set(), set()
@@ -73,11 +96,15 @@ def uncommitted(
         committed = _committed(top, directory)
     absent = sum(1 for _, path in found if path.rsplit("/", 1)[-1] not in files)
     added = sum(1 for code, _ in found if code[0] in "ACR")
-    new_dirs = sorted(dirs - committed.dirs)
-    specs = [level] if len(files) > committed.files - absent + added else []
-    specs += [f"{directory}/{name}" for name in new_dirs]
-    if specs:
-        found += [e for e in porcelain(top, "--untracked-files=all", *specs) if e[0] == "??"]
+    if len(files) > committed.files - absent + added:
+        found += [e for e in porcelain(top, "--untracked-files=all", level) if e[0] == "??"]
+    # Directories hands write (notes/, a trace/), or that the commit does not have: read
+    # whole, tracked and untracked (small, unlike the results).
+    read = sorted(
+        name for name in dirs if name not in transitions_only or name not in committed.dirs
+    )
+    if read:
+        found += porcelain(top, "--untracked-files=all", *(f"{directory}/{d}" for d in read))
     out = Uncommitted()
     globs = [f"{directory}/{g}" for g in drafts]
     for code, path in found:
@@ -86,6 +113,13 @@ def uncommitted(
         elif "D" not in code:
             out.drafts.append(path)
     return out
+
+
+def of_loop(
+    top: Path, directory: str, loop: Preset, committed: Committed | None = None
+) -> Uncommitted:
+    """:func:`uncommitted` with a loop's drafts and the directories its transitions own."""
+    return uncommitted(top, directory, loop.drafts(), owned(loop.history_rules()), committed)
 
 
 def _committed(top: Path, directory: str) -> Committed:

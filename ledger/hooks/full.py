@@ -294,10 +294,10 @@ def pre_push(ctx: Context, remote: str, stdin: str) -> list[Finding]:
     loop's drafts are its work in progress, and a push sends commits, not the work
     tree), and ``git ledger verify`` on the commits being pushed."""
     from ledger.core.loops import preset_for
-    from ledger.core.workspace import uncommitted
+    from ledger.core.workspace import of_loop
 
     found: list[Finding] = []
-    left = uncommitted(ctx.store.require_workdir(), ctx.dir, preset_for(ctx.config).drafts())
+    left = of_loop(ctx.store.require_workdir(), ctx.dir, preset_for(ctx.config))
     if left.entries:
         found.append(
             Finding(

@@ -344,10 +344,10 @@ def _require_clean_ledger_dir(ctx: Context) -> None:
     """A registration must not sit on top of ledger entries nobody committed: the rule
     status and next show as a machine problem (:mod:`ledger.core.workspace`)."""
     from ledger.core.loops import preset_for
-    from ledger.core.workspace import uncommitted
+    from ledger.core.workspace import of_loop
 
     workdir = ctx.store.require_workdir()
-    left = uncommitted(workdir, ctx.dir, preset_for(ctx.config).drafts())
+    left = of_loop(workdir, ctx.dir, preset_for(ctx.config))
     paths = [path for _, path in left.entries]
     for path in paths:
         full = workdir / path
