@@ -222,10 +222,9 @@ def test_push_refused_with_untracked_entry_until_doctor_autosaves_it(
     hooked: Repo, tmp_path: Path
 ) -> None:
     _bare_remote(hooked, tmp_path)
-    # A reflection in progress (a new registration is written only by register).
-    hooked.write(
-        "training_log/REFLECTION_V201.md", "---\nid: REFLECTION_V201\nafter: V201\n---\ndraft\n"
-    )
+    # A file an interrupted session left (a reflection in progress is the loop's draft,
+    # never refused: tests/test_machine_workspace.py; a registration only register writes).
+    hooked.write("training_log/NOTES.md", "# Notes\n\nleft by an interrupted session\n")
     push = subprocess.run(
         ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
         cwd=hooked.path,
@@ -234,9 +233,9 @@ def test_push_refused_with_untracked_entry_until_doctor_autosaves_it(
         check=False,
     )
     assert push.returncode != 0 and "clean-workspace" in push.stderr
-    assert "training_log/REFLECTION_V201.md" in push.stderr
+    assert "training_log/NOTES.md" in push.stderr
     fixed = hooked.run("doctor", "--fix")
-    assert "autosaved training_log/REFLECTION_V201.md" in fixed.out
+    assert "autosaved training_log/NOTES.md" in fixed.out
     assert "autosaved from interrupted session" in hooked.git("log", "-1", "--format=%s")
     assert hooked.trailers()["Ledger-Transition"] == "autosave"
     push = subprocess.run(

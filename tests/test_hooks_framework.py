@@ -121,10 +121,9 @@ def test_framework_hooks_hold_the_same_discipline(
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     repo.git("remote", "add", "origin", str(remote))
-    # A reflection in progress (doctor never autosaves an entry that does not parse).
-    repo.write(
-        "training_log/REFLECTION_V201.md", "---\nid: REFLECTION_V201\nafter: V201\n---\ndraft\n"
-    )
+    # A file an interrupted session left (a reflection in progress is the loop's draft,
+    # never refused: tests/test_machine_workspace.py).
+    repo.write("training_log/NOTES.md", "# Notes\n\nleft by an interrupted session\n")
     push = subprocess.run(
         ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
         cwd=repo.path,

@@ -154,9 +154,12 @@ def test_a_history_finding_no_verb_clears_is_a_persons_decision(bare_repo: Repo)
     repo.write("src/cache.py", "SIZE = 65\n")
     repo.commit_all("chore: a narrower floor, with the code", "--no-verify")
     nxt = repo.ok("next", "--json").json()
-    assert nxt["action"] == "verify" and "decide" in nxt, nxt
+    # No verb clears it: the commit, the tip nobody pulled, goes if the person says so.
+    assert nxt["action"] == "drop-commit" and "decide" in nxt, nxt
     assert "config-frozen" in nxt["reason"]
-    assert follow(repo, nxt).returncode == 1  # verify lists it: the person repairs history
+    assert follow(repo, nxt).returncode == 0
+    assert "noise_floor = 1.0" in toml.read_text()
+    assert repo.run("verify").code == 0
 
 
 def test_an_interrupted_transition_is_finished_first(bare_repo: Repo, tmp_path: Path) -> None:

@@ -357,6 +357,7 @@ class World:
         action, command = str(nxt.get("action")), str(nxt.get("command"))
         return (
             not self.status.get("problems")
+            and not self.status.get("machine")  # status --json lists machine problems here
             and not self.status.get("runs", {}).get("running")
             and action not in REPAIRS
             and not any(f"git ledger {verb}" in command for verb in ("doctor", "wait", "void"))

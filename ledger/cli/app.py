@@ -321,13 +321,19 @@ def merge_driver(ancestor: str, ours: str, theirs: str, path: str) -> int:
 @cli.command()
 @click.option("--fix", is_flag=True, help="Repair what is safe to repair.")
 @click.option("--stop-runs", is_flag=True, help="With --fix: stop runs the ledger recorded.")
+@click.option(
+    "--wait-for-locks",
+    "wait_locks",
+    is_flag=True,
+    help="Only wait (up to 60 s) until no lock file is held by a process at work.",
+)
 @json_option
 @pass_ctx
-def doctor(obj: Ctx, fix: bool, stop_runs: bool, as_json: bool) -> int:
+def doctor(obj: Ctx, fix: bool, stop_runs: bool, wait_locks: bool, as_json: bool) -> int:
     """Stale locks, interrupted work, leftover processes, hook health (exit 1 if a problem remains)."""
     from ledger.cli import doctor as command
 
-    return command.run(obj.cwd, fix, stop_runs, as_json)
+    return command.run(obj.cwd, fix, stop_runs, as_json, wait_locks)
 
 
 # Not a tool: every tool carries its help in its description and schema.

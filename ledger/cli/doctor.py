@@ -11,6 +11,7 @@ and only those the ledger itself recorded.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,10 +48,15 @@ def lock_files(store: Store) -> list[Path]:
         ):
             if (base / name).exists():
                 found.append(base / name)
-    refs = store.common_dir / "refs"
-    if refs.is_dir():
-        found += sorted(refs.rglob("*.lock"))
-    return found
+    # os.walk, not Path.rglob: git deletes a ref's lock (and may prune its empty
+    # directory) at any moment, and os.walk skips what vanished while it looked.
+    refs = [
+        Path(root) / name
+        for root, _dirs, files in os.walk(store.common_dir / "refs")
+        for name in files
+        if name.endswith(".lock")
+    ]
+    return found + sorted(refs)
 
 
 def worktree_roots(store: Store) -> list[Path]:
@@ -64,38 +70,78 @@ def worktree_roots(store: Store) -> list[Path]:
     return [r for r in roots if r is not None]
 
 
-def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -> None:
+@dataclass(frozen=True)
+class Lock:
+    """A lock file and why doctor leaves it alone (``busy``: a process is at work;
+    ``recent``: younger than the stale age, its writer may still be alive)."""
+
+    path: Path
+    age_min: float
+    busy: tuple[str, ...]
+    recent: str | None
+
+    @property
+    def stale(self) -> bool:
+        return not self.busy and self.recent is None
+
+
+def classify_locks(store: Store, stale_minutes: float) -> list[Lock]:
+    """Every lock file git or a transition would wait on, classified; a lock released
+    while it is looked at is simply not there (the process holding it ended)."""
     locks = lock_files(store)
     if not locks:
-        return
+        return []
     from ledger.core.processes import git_processes_in
 
     live = git_processes_in([*worktree_roots(store), store.common_dir])
-    ledger_free = store.writer_lock_free()
+    busy = [f"git process {pid} ({line[:60]}) is working in the repository" for pid, line in live]
+    busy = busy[:1]  # one is reason enough
+    if not store.writer_lock_free():
+        busy.append("a git-ledger writer holds its lock")
     now = time.time()
+    found = []
     for lock in locks:
-        age_min = (now - lock.stat().st_mtime) / 60
-        reasons = []
-        if live:
-            reasons.append(
-                f"git process {live[0][0]} ({live[0][1][:60]}) is working in the repository"
-            )
-        if not ledger_free:
-            reasons.append("a git-ledger writer holds its lock")
-        if age_min < stale_minutes:
-            reasons.append(f"only {age_min:.1f} min old (stale after {stale_minutes:g})")
+        try:
+            age_min = (now - lock.stat().st_mtime) / 60
+        except FileNotFoundError:
+            continue
+        recent = (
+            f"only {age_min:.1f} min old (stale after {stale_minutes:g})"
+            if age_min < stale_minutes
+            else None
+        )
+        found.append(Lock(lock, age_min, tuple(busy), recent))
+    return found
+
+
+def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -> None:
+    for lock in classify_locks(store, stale_minutes):
+        reasons = [*lock.busy, *([lock.recent] if lock.recent else [])]
         if reasons:
-            report.info.append(f"lock {lock} is in use or recent, left alone: {'; '.join(reasons)}")
+            report.info.append(
+                f"lock {lock.path} is in use or recent, left alone: {'; '.join(reasons)}"
+            )
         elif fix:
-            lock.unlink()
+            lock.path.unlink(missing_ok=True)
             report.fixed.append(
-                f"removed stale lock {lock} ({age_min:.0f} min old, no git process)"
+                f"removed stale lock {lock.path} ({lock.age_min:.0f} min old, no git process)"
             )
         else:
             report.problems.append(
-                f"stale lock {lock} ({age_min:.0f} min old, no git process): "
+                f"stale lock {lock.path} ({lock.age_min:.0f} min old, no git process): "
                 "git ledger doctor --fix removes it"
             )
+
+
+def wait_for_locks(store: Store, stale_minutes: float, timeout: float) -> list[Lock]:
+    """Wait up to ``timeout`` seconds until no lock file is held by a process at work
+    (a git process in the repository, the ledger's writer); the busy locks left."""
+    deadline = time.monotonic() + timeout
+    while True:
+        busy = [lock for lock in classify_locks(store, stale_minutes) if lock.busy]
+        if not busy or time.monotonic() > deadline:
+            return busy
+        time.sleep(0.2)
 
 
 def check_git_responds(store: Store, report: Report) -> bool:
@@ -120,25 +166,6 @@ def check_journal(store: Store, fix: bool, report: Report) -> None:
             f"a transition was interrupted ({str(pending.get('new'))[:10]}): "
             "git ledger doctor --fix finishes it"
         )
-
-
-def uncommitted_entries(store: Store, directory: str) -> list[tuple[str, str]]:
-    workdir = store.require_workdir()
-    out = gitcli.output(
-        ["status", "--porcelain", "--untracked-files=all", "-z", "--", directory], workdir
-    )
-    # git-status(1), -z: "XY PATH\0", and for a rename or copy the source path
-    # follows as a field of its own ("R  NEW\0OLD\0"), not an entry.
-    fields = iter(out.split("\0"))
-    entries = []
-    for entry in fields:
-        if len(entry) < 4:
-            continue
-        code = entry[:2]
-        if "R" in code or "C" in code:
-            next(fields, None)
-        entries.append((code, entry[3:]))
-    return entries
 
 
 def _frozen_edit(
@@ -183,13 +210,18 @@ def _frozen_edit(
     )
 
 
-def check_entries(
-    store: Store, directory: str, fix: bool, report: Report, prefix: str = "V"
-) -> None:
-    entries = uncommitted_entries(store, directory)
-    if not entries:
-        return
-    for code, path in entries:
+def check_entries(store: Store, config: LedgerConfig, fix: bool, report: Report) -> None:
+    """Uncommitted ledger files, by the rule status and the pre-push hook apply
+    (:mod:`ledger.core.workspace`); the loop's drafts are its work in progress, left
+    for the step that records them."""
+    from ledger.core.loops import preset_for
+    from ledger.core.workspace import of_loop
+
+    directory, prefix = config.dir, config.ledger.id_prefix
+    found = of_loop(store.require_workdir(), directory, preset_for(config))
+    for path in found.drafts:
+        report.info.append(f"{path} is a draft of the loop, left for the step that records it")
+    for code, path in found.entries:
         full = store.require_workdir() / path
         if "D" in code or not full.is_file():
             report.problems.append(
@@ -373,16 +405,31 @@ def check_parsed(store: Store, config: LedgerConfig, report: Report) -> None:
         report.problems.append(f"{path} does not parse: {error}")
 
 
-def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool) -> int:
+LOCK_WAIT = 60.0  # seconds: git holds a lock for the length of one command
+
+
+def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool, wait_locks: bool = False) -> int:
     store = open_store(cwd)
     report = Report()
-    if check_git_responds(store, report):
+    if wait_locks:
+        # What next proposes while a process at work holds a lock: every transition and
+        # every repair would wait on it or fail, so waiting is the step (nothing else
+        # is checked; the next 'git ledger next' says what comes after).
+        loaded = load_config(store)
+        stale = loaded[0].doctor.stale_lock_minutes if loaded else 10.0
+        for lock in wait_for_locks(store, stale, LOCK_WAIT):
+            report.problems.append(
+                f"lock {lock.path} is still held after {LOCK_WAIT:g} s: {'; '.join(lock.busy)}"
+            )
+        if not report.problems:
+            report.info.append("no lock file is held by a process at work")
+    elif check_git_responds(store, report):
         loaded = load_config(store)
         stale = loaded[0].doctor.stale_lock_minutes if loaded else 10.0
         check_locks(store, stale, fix, report)
         check_journal(store, fix, report)
         if loaded is not None and store.workdir is not None:
-            check_entries(store, loaded[0].dir, fix, report, loaded[0].ledger.id_prefix)
+            check_entries(store, loaded[0], fix, report)
         if loaded is not None:
             check_parsed(store, loaded[0], report)
         check_runs(store, fix, stop_runs, report)

@@ -4,12 +4,16 @@ They come before any step of the loop: while one stands, the loop's own step is
 refused (``register`` with uncommitted entries, any transition behind a stale
 lock, every push with a history finding) or builds on a state ``git status`` does
 not show (an interrupted transition). ``status`` lists each as a problem and
-``next`` proposes the action that clears the first, in this order: an interrupted
-transition, a lock file, runs still running, uncommitted entries, finished runs
+``next`` proposes the action that clears the first, in this order, each before the
+ones whose repair it would break: a lock file (every repair below would wait on it
+or fail), an interrupted transition (the work tree must show what is committed
+before anything is judged on it), runs still running (they record as they end),
+uncommitted entries (a revert or a void needs them out of the way), finished runs
 not on record, history findings (after any committed entry that does not parse,
-which the loop's own step names). An action only a person can take carries
-``decide`` (what they decide): ``next`` never presents it as a command to run
-blindly.
+which the loop's own step names; history that cannot be verified first among
+them). An action only a person can take carries ``decide`` (what they decide):
+``next`` never presents it as a command to run blindly, and every other action
+succeeds when run (a lock in use is waited for, not reported).
 
 Each check costs a file test or one ``git status`` of the ledger directory when
 nothing is wrong; doctor's own classification (which lock is stale, which entry
@@ -19,8 +23,6 @@ may be autosaved) runs only when something is found, so that ``next`` and
 
 from __future__ import annotations
 
-import fnmatch
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,7 +72,8 @@ def problems(
     and common git dir), the first to clear first. ``data`` is ``status --json``'s (its
     ``runs`` and ``history`` read fresh); the loop's uncommitted drafts are added to it
     (``drafts``) for the loop's own fresh step."""
-    out: list[Problem] = []
+    # A lock comes first: every repair below would wait on it or fail.
+    out: list[Problem] = _locks(cwd, gitdir, common, data.get("branch"))
     if (gitdir / JOURNAL).is_file():
         out.append(
             Problem(
@@ -85,7 +88,6 @@ def problems(
                 ),
             )
         )
-    out += _locks(cwd, gitdir, common, data.get("branch"))
     running = data["runs"]["running"]
     if running:
         labels = ", ".join(str(r["label"]) for r in running)
@@ -121,85 +123,91 @@ def problems(
 
 
 def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Problem]:
-    """A lock file git or a transition would wait on (the index, HEAD, the branch)."""
+    """A lock file git or a transition would wait on (the index, HEAD, the branch).
+
+    Each kind has its own action, and each action succeeds: a stale lock is removed by
+    ``doctor --fix``; a lock a process at work holds is waited for (``doctor
+    --wait-for-locks``: every other repair would wait on it or fail); a recent lock
+    with no process at work may be a killed git's, or a live writer doctor cannot
+    see: only a person can say, so removing it carries ``decide``.
+    """
     candidates = [gitdir / "index.lock", gitdir / "HEAD.lock", common / "packed-refs.lock"]
     if branch:
         candidates.append(common / "refs" / "heads" / f"{branch}.lock")
     if not any(p.exists() for p in candidates):
         return []
-    from ledger.cli.doctor import Report, check_locks
+    from ledger.cli.doctor import classify_locks
     from ledger.core.context import load_config, open_store
 
     store = open_store(cwd)
     loaded = load_config(store)
-    report = Report()
-    check_locks(store, loaded[0].doctor.stale_lock_minutes if loaded else 10.0, False, report)
-    if report.problems:
-        stale = report.problems[0].split(": git ledger doctor --fix")[0]
+    locks = classify_locks(store, loaded[0].doctor.stale_lock_minutes if loaded else 10.0)
+    stale = [lock for lock in locks if lock.stale]
+    if stale:
+        line = f"stale lock {stale[0].path} ({stale[0].age_min:.0f} min old, no git process)"
         return [
             Problem(
                 "stale-lock",
-                stale,
+                line,
                 action(
                     "doctor-fix",
                     FIX,
-                    f"{stale}: every transition would wait on it; doctor --fix removes it",
+                    f"{line}: every transition would wait on it; doctor --fix removes it",
                 ),
             )
         ]
-    held = report.info[0] if report.info else "a lock file is held"
+    busy = [lock for lock in locks if lock.busy]
+    if busy:
+        held = f"lock {busy[0].path} is held: {busy[0].busy[0]}"
+        return [
+            Problem(
+                "lock",
+                held,
+                action(
+                    "wait-for-lock",
+                    "git ledger doctor --wait-for-locks",
+                    f"{held}; every transition and repair would wait on it: wait until it "
+                    "is released, then ask git ledger next again",
+                ),
+            )
+        ]
+    if not locks:
+        return []  # released while it was looked at
+    lock = locks[0]
+    held = f"lock {lock.path} is {lock.recent}, and no process at work holds it"
     return [
         Problem(
             "lock",
             held,
             action(
-                "wait-for-lock",
-                "git ledger doctor",
-                f"{held}; wait for that git process to end (doctor says when the lock is "
-                "stale), then ask git ledger next again",
-                decide="whether the git process holding the lock is still working",
+                "remove-lock",
+                f"rm -f -- {lock.path}",
+                f"{held}: a git that was killed leaves it; doctor --fix removes it once it "
+                "is stale, or a person removes it now",
+                decide=f"whether the git that wrote {lock.path.name} has ended",
             ),
         )
     ]
 
 
 def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
-    """Entry files at the ledger dir's top level changed in the work tree and not
-    committed (the loop's drafts aside).
-
-    The top level is where hands write (versions, reflections, matrices, the views,
-    a campaign's contract): its tracked files are asked of git by a glob that does
-    not descend, and an untracked file shows as one file more on disk than the
-    commit has (``top_files``, from the cache). Reading the whole directory, as
-    ``register``'s own check and ``doctor`` do, costs a stat of every result file,
-    which a warm ``status`` at 10,000 steps cannot pay on every call.
-    """
+    """Ledger files changed in the work tree and not committed, the loop's drafts aside
+    (:func:`ledger.core.workspace.uncommitted`: the rule the pre-push hook and doctor
+    apply too). The commit's top level comes from the cache (``top``)."""
+    from ledger.core import workspace
     from ledger.core.loops import by_name
 
-    directory = str(data["dir"])
-    drafts = [f"{directory}/{g}" for g in by_name(str(data["preset"])).drafts()]
-    level = f":(glob){directory}/*"
-    found = _porcelain(top, "--untracked-files=no", level)
-    base = top / directory
-    try:
-        on_disk = {e.name for e in os.scandir(base) if e.is_file(follow_symlinks=False)}
-    except OSError:
-        on_disk = set()
-    committed = data.get("top_files")
-    present = sum(1 for code, path in found if path.rsplit("/", 1)[-1] in on_disk)
-    absent = len(found) - present
-    if committed is None or len(on_disk) > int(committed) - absent + _added(found):
-        found += [e for e in _porcelain(top, "--untracked-files=all", level) if e[0] == "??"]
-    entries = []
-    for code, path in found:
-        if not any(fnmatch.fnmatchcase(path, g) for g in drafts):
-            entries.append((code, path))
-        elif "D" not in code:
-            data.setdefault("drafts", []).append(path)
+    cached = data.get("top")
+    committed = (
+        workspace.Committed(int(cached["files"]), frozenset(cached["dirs"])) if cached else None
+    )
+    found = workspace.of_loop(top, str(data["dir"]), by_name(str(data["preset"])), committed)
+    if found.drafts:
+        data.setdefault("drafts", []).extend(found.drafts)
+    entries = found.entries
     if not entries:
         return []
-    shown = ", ".join(p for _, p in entries[:5]) + (" ..." if len(entries) > 5 else "")
-    message = f"uncommitted ledger files: {shown}"
+    message = found.line()
     kept = _not_autosaved(cwd, entries)
     if kept is None:
         return [
@@ -244,29 +252,6 @@ def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
     ]
 
 
-def _porcelain(top: Path, untracked: str, spec: str) -> list[tuple[str, str]]:
-    """(XY, path) per changed path under ``spec`` (git-status(1) ``--porcelain -z``)."""
-    # --no-optional-locks: a read must not rewrite the index (see register's own check).
-    out = gitcli.output(
-        ["--no-optional-locks", "status", "--porcelain", "-z", untracked, "--", spec], top
-    )
-    # "XY PATH\0", a rename's or copy's source path following as a field of its own.
-    fields = iter(out.split("\0"))
-    found = []
-    for entry in fields:
-        if len(entry) < 4:
-            continue
-        if "R" in entry[:2] or "C" in entry[:2]:
-            next(fields, None)
-        found.append((entry[:2], entry[3:]))
-    return found
-
-
-def _added(found: list[tuple[str, str]]) -> int:
-    """Tracked entries on disk that the commit does not have (added to the index)."""
-    return sum(1 for code, _ in found if code[0] in "AC" or code[0] == "R")
-
-
 def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str, str] | None:
     """(status code, path, why) of the first entry ``doctor --fix`` would not autosave
     (doctor's own rule); None: it autosaves them all."""
@@ -290,10 +275,28 @@ def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str,
 
 
 def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
-    """verify's findings: each stays in history, and refuses every push, until cleared."""
-    findings = [f for f in data.get("history", []) if f.get("rule") != "cannot-verify"]
+    """verify's findings: each stays in history, and refuses every push, until cleared.
+    History that cannot be verified (a shallow clone) refuses every transition: it comes
+    first, with the fetch that completes it."""
+    findings = data.get("history", [])
     if not findings:
         return []
+    if findings[0].get("rule") == "cannot-verify":
+        message, fix = str(findings[0]["message"]), str(findings[0]["fix"])
+        fetch = "git fetch --unshallow" if "--unshallow" in fix else None
+        return [
+            Problem(
+                "history",
+                f"[cannot-verify] {message}",
+                action(
+                    "unshallow" if fetch else "verify",
+                    fetch or "git ledger verify",
+                    f"{message}: every transition and push is refused until history is "
+                    f"complete ({fix})",
+                    decide=None if fetch else f"how to complete history: {fix}",
+                ),
+            )
+        ]
     from ledger.core.context import open_context
     from ledger.core.loops import preset_for
 
@@ -302,7 +305,7 @@ def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
     out = []
     for finding in findings:
         message = f"[{finding['rule']}] {finding['message']}"
-        cleared = preset.finding_action(ctx, finding)
+        cleared = preset.finding_action(ctx, finding) or _drop(cwd, finding, data, message)
         out.append(
             Problem(
                 "history",
@@ -318,3 +321,29 @@ def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
             )
         )
     return out
+
+
+def _drop(cwd: Path, finding: dict[str, Any], data: dict[str, Any], message: str) -> Any:
+    """Dropping the offending commit, when it is HEAD and no remote has it (a hand edit
+    committed past the hooks a moment ago): the one repair that clears the finding, as
+    a finding stays with its commit (a revert is one more commit past the rule). Whether
+    that edit goes is a person's decision; None when it is not the tip or was pushed."""
+    commit = str(finding.get("commit") or "")
+    if not commit or commit != data.get("commit"):
+        return None
+    pushed = gitcli.run(
+        ["for-each-ref", "--contains", commit, "--format=%(refname)", "refs/remotes/"],
+        cwd,
+        check=False,
+    )
+    if pushed.returncode != 0 or pushed.stdout.strip():
+        return None
+    return action(
+        "drop-commit",
+        f"git reset --keep {commit[:12]}~1",
+        f"history does not verify: {message}; the commit that did it ({commit[:10]}) is "
+        "the branch tip and no remote has it: dropping it clears the finding (--keep "
+        "keeps every uncommitted change)",
+        decide=f"whether to drop {commit[:10]} and what it changed (git reflog keeps it), "
+        f"the commit that broke the rule; else: {finding['fix']}",
+    )

@@ -7,6 +7,7 @@ Branch, commit and running runs are read fresh every time.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,13 +65,20 @@ def summary(state: LedgerState, ctx: Context) -> dict[str, Any]:
             if r.status == "failed"
         ],
         "flagged": [],
-        # Files at the ledger dir's top level in the commit (see ledger.cli.machine).
-        "top_files": sum(1 for path in state.files if "/" not in path[len(state.config.dir) + 1 :]),
+        # The ledger dir's top level in the commit (see ledger.core.workspace).
+        "top": _top(state.files, state.config.dir),
         **preset.summary(ctx, state),
     }
     if "next" not in data:
         data["next"] = preset.next_action(ctx, state)
     return data
+
+
+def _top(files: Iterable[str], directory: str) -> dict[str, Any]:
+    from ledger.core.workspace import committed_top
+
+    top = committed_top([path[len(directory) + 1 :] for path in files])
+    return {"files": top.files, "dirs": sorted(top.dirs)}
 
 
 def status_data(cwd: Path) -> dict[str, Any]:
@@ -112,7 +120,7 @@ def status_data(cwd: Path) -> dict[str, Any]:
 
         data["next"] = by_name(data["preset"]).fresh_next(cwd, top, common, data)
     # What only the loop's fresh step reads (its cache's inputs), not status's output.
-    for key in ("code_first", "refuted", "remeasure", "drafts", "top_files"):
+    for key in ("code_first", "refuted", "remeasure", "drafts", "top"):
         data.pop(key, None)
     return data
 

@@ -11,7 +11,6 @@ import re
 import sys
 from pathlib import Path
 
-from ledger.core import gitcli
 from ledger.core.context import Context, load_config, open_context
 from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
@@ -291,20 +290,21 @@ def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str]]
 
 
 def pre_push(ctx: Context, remote: str, stdin: str) -> list[Finding]:
-    """Clean ledger dir, and ``git ledger verify`` on the commits being pushed."""
-    workdir = ctx.store.require_workdir()
+    """No uncommitted ledger files (the rule status shows as a machine problem; the
+    loop's drafts are its work in progress, and a push sends commits, not the work
+    tree), and ``git ledger verify`` on the commits being pushed."""
+    from ledger.core.loops import preset_for
+    from ledger.core.workspace import of_loop
+
     found: list[Finding] = []
-    dirty = gitcli.output(
-        ["status", "--porcelain", "--untracked-files=all", "-z", "--", ctx.dir], workdir
-    )
-    paths = [entry[3:] for entry in dirty.split("\0") if len(entry) > 3]
-    if paths:
+    left = of_loop(ctx.store.require_workdir(), ctx.dir, preset_for(ctx.config))
+    if left.entries:
         found.append(
             Finding(
                 "clean-workspace",
-                f"uncommitted or untracked ledger files: {', '.join(paths[:5])}"
-                + (" ..." if len(paths) > 5 else ""),
-                "commit them, or run 'git ledger doctor --fix' to autosave them",
+                left.line(),
+                "commit them, or run 'git ledger doctor --fix' to autosave them "
+                "(git ledger next says which)",
             )
         )
     remote_name = remote or os.environ.get("PRE_COMMIT_REMOTE_NAME", "")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-from ledger.core import gitcli, output, stats
+from ledger.core import output, stats
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import Document, parse_document
@@ -352,23 +352,14 @@ def run(cwd: Path, options: RegisterOptions) -> int:
 
 
 def _require_clean_ledger_dir(ctx: Context) -> None:
-    """A registration must not sit on top of ledger entries nobody committed."""
+    """A registration must not sit on top of ledger entries nobody committed: the rule
+    status and next show as a machine problem (:mod:`ledger.core.workspace`)."""
+    from ledger.core.loops import preset_for
+    from ledger.core.workspace import of_loop
+
     workdir = ctx.store.require_workdir()
-    # --no-optional-locks: a refusal must leave the repository byte-identical,
-    # and a plain git status rewrites the index to refresh its stat cache.
-    out = gitcli.output(
-        [
-            "--no-optional-locks",
-            "status",
-            "--porcelain",
-            "--untracked-files=all",
-            "-z",
-            "--",
-            ctx.dir,
-        ],
-        workdir,
-    )
-    paths = [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+    left = of_loop(workdir, ctx.dir, preset_for(ctx.config))
+    paths = [path for _, path in left.entries]
     for path in paths:
         full = workdir / path
         if full.is_symlink() or (full.exists() and not full.is_file()):

@@ -1,0 +1,193 @@
+"""Machine problems (ledger/cli/machine.py) found by issue 25's walk, each held through
+``git ledger`` in a real repository with the hooks installed: what ``status``/``next``
+say is what doctor and the pre-push hook do (one rule each, never two copies).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.helpers import Repo
+from tests.test_next_refusals import concluded_v1, follow, pushes, walk_to
+from tests.test_next_walk_states import sh
+
+FLICKER = """\
+import os, sys, time
+lock, end = sys.argv[1], time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    open(lock, "w").close()
+    os.unlink(lock)
+"""
+
+
+def _push(repo: Repo) -> subprocess.CompletedProcess[str]:
+    return sh(repo, "git push -q origin HEAD:refs/heads/main")
+
+
+def _machine(repo: Repo) -> list[dict[str, str]]:
+    machine: list[dict[str, str]] = repo.ok("status", "--json").json()["machine"]
+    return machine
+
+
+def test_doctor_does_not_crash_when_a_lock_goes_while_it_looks(bare_repo: Repo) -> None:
+    repo = concluded_v1(bare_repo)
+    for lock in (repo.path / ".git/index.lock", repo.path / ".git/refs/heads/main.lock"):
+        flicker = subprocess.Popen([sys.executable, "-c", FLICKER, str(lock), "4"])
+        try:
+            for _ in range(4):
+                for args in (("doctor",), ("status", "--json"), ("next", "--json")):
+                    done = repo.run(*args)
+                    assert done.code in (0, 1), f"{args}: exit {done.code}\n{done.err}"
+                    assert "Traceback" not in done.err
+        finally:
+            flicker.wait()
+
+
+def test_a_lock_a_working_git_holds_is_waited_for_before_the_entry_is_saved(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = concluded_v1(bare_repo)
+    entry = repo.path / "training_log/V1.md"
+    entry.write_text(entry.read_text() + "\nA note written after the verdict.\n")
+    lock = repo.path / ".git/index.lock"
+    lock.write_text("")
+    # A git at work in the repository (waiting on its stdin), as a long 'git add' is.
+    working = subprocess.Popen(
+        ["git", "cat-file", "--batch"], cwd=repo.path, stdin=subprocess.PIPE, text=True
+    )
+    try:
+        nxt = repo.ok("next", "--json").json()
+        assert nxt["action"] == "wait-for-lock" and "decide" not in nxt, nxt
+        assert nxt["command"] == "git ledger doctor --wait-for-locks"
+        kinds = [p["kind"] for p in _machine(repo)]
+        assert kinds[0] == "lock" and "uncommitted-entries" in kinds, kinds
+        waiting = subprocess.Popen(
+            ["bash", "-c", nxt["command"]], cwd=repo.path, env={**os.environ}, text=True
+        )
+        time.sleep(1.5)
+        assert waiting.poll() is None, "doctor --wait-for-locks did not wait"
+        working.communicate("")
+        lock.unlink()
+        assert waiting.wait(timeout=60) == 0
+    finally:
+        if working.poll() is None:
+            working.kill()
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    follow(repo, nxt)
+    assert walk_to(repo, "register") == ["register"]
+    pushes(repo, tmp_path)
+
+
+def test_a_recent_lock_nobody_holds_is_a_persons_decision(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = concluded_v1(bare_repo)
+    lock = repo.path / ".git/refs/heads/main.lock"
+    lock.write_text("")
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "remove-lock" and "decide" in nxt, nxt
+    assert nxt["command"] == f"rm -f -- {lock}"
+    assert repo.run("doctor").code == 0  # recent: doctor leaves it alone, as next says
+    follow(repo, nxt)
+    assert not lock.exists()
+    assert walk_to(repo, "register") == ["register"]
+    pushes(repo, tmp_path)
+
+
+def test_a_note_in_a_new_directory_is_shown_as_the_push_refuses_it(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = concluded_v1(bare_repo)
+    pushes(repo, tmp_path)
+    repo.write("training_log/notes/walk.md", "# A note an interrupted session left\n")
+    push = _push(repo)
+    assert push.returncode != 0 and "training_log/notes/walk.md" in push.stderr
+    machine = _machine(repo)
+    assert [p["kind"] for p in machine] == ["uncommitted-entries"], machine
+    assert "training_log/notes/walk.md" in machine[0]["message"]
+    register = ("register", "V2", "--bet", "b", "--gate", "recent", "--files", "src/cache.py")
+    refused = repo.run(*register, "--falsifier", "f")
+    assert refused.code == 1 and "training_log/notes/walk.md" in refused.err
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    follow(repo, nxt)
+    assert _machine(repo) == []
+    assert _push(repo).returncode == 0
+
+
+def test_a_reflection_being_written_is_the_loops_draft_not_a_leftover(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = concluded_v1(bare_repo)
+    pushes(repo, tmp_path)
+    draft = "training_log/REFLECTION_V1.md"
+    repo.write(draft, "---\nid: REFLECTION_V1\nafter: V1\n---\ndraft\n")
+    assert _machine(repo) == []
+    doctor = repo.ok("doctor")
+    assert f"{draft} is a draft of the loop" in doctor.out
+    assert repo.ok("doctor", "--fix").code == 0 and (repo.path / draft).is_file()
+    assert repo.git("status", "--porcelain", "--", draft).startswith("??")
+    assert _push(repo).returncode == 0  # a push sends commits, not the work tree
+
+
+def test_a_tamper_committed_past_the_hooks_is_shown_first(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = concluded_v1(bare_repo)
+    pushes(repo, tmp_path)
+    entry = repo.path / "training_log/V1.md"
+    entry.write_text(entry.read_text().replace("bet: b", "bet: b (tampered)", 1))
+    repo.git("commit", "-q", "--no-verify", "-m", "docs: fix a typo", "--", "training_log/V1.md")
+    assert repo.run("verify").code == 1
+    status = repo.ok("status", "--json").json()
+    assert [p["kind"] for p in status["machine"]] == ["history"], status
+    assert status["next"]["action"] == "void" and "decide" in status["next"], status["next"]
+    assert _push(repo).returncode != 0
+    nxt = repo.ok("next", "--json").json()
+    assert nxt == status["next"]
+    assert follow(repo, nxt).returncode == 0  # the person decided: V1 is void
+    assert repo.ok("status", "--json").json()["machine"] == []
+    assert repo.run("verify").code == 0 and _push(repo).returncode == 0
+
+
+def test_a_shallow_clone_says_fetch_the_history_first(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = concluded_v1(bare_repo)
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{repo.path}", str(clone)], check=True
+    )
+    shallow = Repo(clone)
+    nxt = shallow.ok("next", "--json").json()
+    assert nxt["command"] == "git fetch --unshallow" and "decide" not in nxt, nxt
+    assert [p["kind"] for p in shallow.ok("status", "--json").json()["machine"]] == ["history"]
+    follow(shallow, nxt)
+    assert shallow.ok("verify").code == 0
+    assert shallow.ok("status", "--json").json()["machine"] == []
+
+
+def test_a_tampered_contract_nobody_pulled_is_dropped_by_a_persons_decision(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = bare_repo
+    repo.write("src/app.py", "x = 0\n")
+    repo.commit_all("feat(src): the app")
+    repo.ok("init", "--preset", "campaign")
+    repo.ok("hooks", "install")
+    repo.write(
+        "training_log/contract.md", "# Contract\n\nWe measure speed. Only src/ may change.\n"
+    )
+    repo.ok("contract")
+    pushes(repo, tmp_path)
+    repo.write("training_log/contract.md", "# Contract\n\nWe measure speed. Anything may change.\n")
+    repo.git(
+        "commit", "-q", "--no-verify", "-m", "docs: fix a typo", "--", "training_log/contract.md"
+    )
+    assert repo.run("verify").code == 1 and _push(repo).returncode != 0
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "drop-commit" and "decide" in nxt, nxt
+    assert [p["kind"] for p in _machine(repo)] == ["history"]
+    follow(repo, nxt)  # the person decided: the edit goes
+    assert "Only src/ may change" in (repo.path / "training_log/contract.md").read_text()
+    assert repo.run("verify").code == 0 and _push(repo).returncode == 0
+    assert _machine(repo) == []
