@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
 
 import click
 import pytest
 
-from ledger.cli import machine
 from ledger.cli.app import cli
+from ledger.core import actions as actions_module
 from ledger.core.actions import Declared, proposal
 from ledger.core.clikit import declare, declared, json_option, verbs
 from ledger.core.loops import NAMES
 from ledger.mcp.tools import available
-from ledger.presets.versions import fresh
 
 
 def test_every_verb_of_the_app_is_declared() -> None:
@@ -108,28 +106,19 @@ def test_a_declaration_goes_on_a_verb_and_hides_or_fixes_only_its_own_options() 
     assert declared(click.Command("plain")) is None
 
 
-CASES: list[tuple[tuple[str, str, str], dict[str, Any]]] = [
-    (("wait", "git ledger wait", "runs are still running: V1 recent 1"), {}),
-    (
-        ("record-finished", "git ledger run V2 --record-finished", "finished"),
-        {"step": "V2", "placeholders": ["REASON"]},
-    ),
-    (("verify", "git ledger verify", "findings"), {"step": None, "placeholders": []}),
-]
-
-
-@pytest.mark.parametrize(("args", "options"), CASES)
-def test_the_proposal_is_what_both_copies_of_action_give(
-    args: tuple[str, str, str], options: dict[str, Any]
-) -> None:
-    """``machine.action`` and ``fresh.action`` move to this builder after the merge;
-    for the same arguments it gives exactly their JSON, key order included."""
-    for copy in (machine.action, fresh.action):
-        got = proposal(*args, **options)
-        want = copy(*args, **options)
-        assert got == want and list(got) == list(want)
-    with_edit = proposal(*args, **options, edit=["training_log/REFLECTION_V3.md"])
-    assert with_edit == fresh.action(*args, **options, edit=["training_log/REFLECTION_V3.md"])
-    decided = proposal(*args, **options, decide="whether V2 counts")
-    assert decided == machine.action(*args, **options, decide="whether V2 counts")
-    assert list(decided)[-1] == "decide" and "decide" not in proposal(*args, **options)
+def test_every_step_next_proposes_is_built_by_the_one_builder() -> None:
+    """No module builds a step of ``next`` by hand: a dict literal with an ``"action"``
+    key and a ``"command"`` key is the builder's alone (ledger.core.actions), and the
+    builder gives ``decide`` only when a person decides."""
+    package = Path(actions_module.__file__).resolve().parents[1]
+    builders = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Dict):
+                keys = {k.value for k in node.keys if isinstance(k, ast.Constant)}
+                if {"action", "command"} <= keys:
+                    builders.append(f"{path.relative_to(package.parent)}")
+    assert builders == ["ledger/core/actions.py"], builders  # exactly one, there
+    args = ("register", "git ledger register V3", "V2 is concluded")
+    decided = proposal(*args, decide="whether V2 counts")
+    assert list(decided)[-1] == "decide" and "decide" not in proposal(*args)

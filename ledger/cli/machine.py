@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger.core import gitcli, runfiles
+from ledger.core.actions import proposal
 
 JOURNAL = "ledger-pending.json"  # ledger.core.store.JOURNAL, without importing pygit2
 FIX = "git ledger doctor --fix"
@@ -41,28 +42,6 @@ class Problem:
 
     def as_json(self) -> dict[str, str]:
         return {"kind": self.kind, "message": self.message, "fix": self.action["command"]}
-
-
-def action(
-    name: str,
-    command: str,
-    reason: str,
-    *,
-    step: str | None = None,
-    placeholders: list[str] | None = None,
-    decide: str | None = None,
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "action": name,
-        "command": command,
-        "reason": reason,
-        "step": step,
-        "placeholders": placeholders or [],
-        "edit": [],
-    }
-    if decide is not None:
-        out["decide"] = decide
-    return out
 
 
 def problems(
@@ -80,7 +59,7 @@ def problems(
                 "interrupted-transition",
                 "a transition was interrupted after its commit: the index and work tree do "
                 "not show it yet (git status shows it undone)",
-                action(
+                proposal(
                     "doctor-fix",
                     FIX,
                     "a transition was interrupted: doctor --fix brings the index and work "
@@ -95,7 +74,7 @@ def problems(
             Problem(
                 "running",
                 f"runs are still running: {labels}",
-                action("wait", "git ledger wait", f"runs are still running: {labels}"),
+                proposal("wait", "git ledger wait", f"runs are still running: {labels}"),
             )
         )
     out += _entries(cwd, top, data)
@@ -106,7 +85,7 @@ def problems(
             Problem(
                 "unrecorded-run",
                 line,
-                action(
+                proposal(
                     "record-finished",
                     f"git ledger run {step} --record-finished",
                     f"a run of {step} finished but its 'git ledger run' died before "
@@ -149,7 +128,7 @@ def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Pr
             Problem(
                 "stale-lock",
                 line,
-                action(
+                proposal(
                     "doctor-fix",
                     FIX,
                     f"{line}: every transition would wait on it; doctor --fix removes it",
@@ -163,7 +142,7 @@ def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Pr
             Problem(
                 "lock",
                 held,
-                action(
+                proposal(
                     "wait-for-lock",
                     "git ledger doctor --wait-for-locks",
                     f"{held}; every transition and repair would wait on it: wait until it "
@@ -179,7 +158,7 @@ def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Pr
         Problem(
             "lock",
             held,
-            action(
+            proposal(
                 "remove-lock",
                 f"rm -f -- {lock.path}",
                 f"{held}: a git that was killed leaves it; doctor --fix removes it once it "
@@ -214,7 +193,7 @@ def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
             Problem(
                 "uncommitted-entries",
                 message,
-                action(
+                proposal(
                     "doctor-fix",
                     FIX,
                     f"{message}: registration and pushes are refused while they stand; "
@@ -228,7 +207,7 @@ def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
             Problem(
                 "uncommitted-entries",
                 f"{message}; {reason}",
-                action(
+                proposal(
                     "restore-entry",
                     f"git restore --staged --worktree -- {path}",
                     f"{reason}: restore it from the commit (a ledger entry is never deleted)",
@@ -241,7 +220,7 @@ def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
         Problem(
             "uncommitted-entries",
             f"{message}; {reason}",
-            action(
+            proposal(
                 "restore-entry",
                 command,
                 f"{reason}: only a person can say whether that work is to be kept elsewhere "
@@ -288,7 +267,7 @@ def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
             Problem(
                 "history",
                 f"[cannot-verify] {message}",
-                action(
+                proposal(
                     "unshallow" if fetch else "verify",
                     fetch or "git ledger verify",
                     f"{message}: every transition and push is refused until history is "
@@ -311,7 +290,7 @@ def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
                 "history",
                 message,
                 cleared
-                or action(
+                or proposal(
                     "verify",
                     "git ledger verify",
                     f"history does not verify: {message} (fix: {finding['fix']}); every push "
@@ -338,7 +317,7 @@ def _drop(cwd: Path, finding: dict[str, Any], data: dict[str, Any], message: str
     )
     if pushed.returncode != 0 or pushed.stdout.strip():
         return None
-    return action(
+    return proposal(
         "drop-commit",
         f"git reset --keep {commit[:12]}~1",
         f"history does not verify: {message}; the commit that did it ({commit[:10]}) is "

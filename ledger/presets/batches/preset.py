@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ledger.core.actions import proposal
 from ledger.core.loops import Preset
 from ledger.presets.batches import loop as batches
 
@@ -27,7 +28,9 @@ TRANSITION_ONLY = ("weights/", "gates/", "topics/", "revisions/")
 
 
 def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, Any]:
-    return {"action": action, "command": command, "reason": reason, **extra}
+    """One step of this loop's ``next``: the shape every loop's step has
+    (:func:`ledger.core.actions.proposal`), with this loop's own keys."""
+    return {**proposal(action, command, reason), **extra}
 
 
 def revisable(b: batches.Batches) -> list[dict[str, Any]]:

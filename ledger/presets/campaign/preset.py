@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ledger.core.actions import proposal
 from ledger.core.loops import Preset
 from ledger.presets.campaign import loop as campaign
 
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
 
 
 def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, Any]:
-    return {"action": action, "command": command, "reason": reason, **extra}
+    """One step of this loop's ``next``: the shape every loop's step has
+    (:func:`ledger.core.actions.proposal`), with this loop's own keys."""
+    return {**proposal(action, command, reason), **extra}
 
 
 def measure_flags(config: LedgerConfig) -> str:

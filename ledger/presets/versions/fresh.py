@@ -17,29 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from ledger.core import gitcli
+from ledger.core.actions import proposal
 from ledger.core.repobase import cell_of
 
 STEP_LOG = "%H %(trailers:key=Ledger-Transition,valueonly,separator=%x2c)"
 WITNESS = "refs/ledger/witness/"
-
-
-def action(
-    name: str,
-    command: str,
-    reason: str,
-    *,
-    step: str | None = None,
-    placeholders: list[str] | None = None,
-    edit: list[str] | None = None,
-) -> dict[str, Any]:
-    return {
-        "action": name,
-        "command": command,
-        "reason": reason,
-        "step": step,
-        "placeholders": placeholders or [],
-        "edit": edit or [],
-    }
 
 
 def fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict[str, Any]:
@@ -49,7 +31,7 @@ def fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict
         draft = next((d for d in data.get("drafts", []) if "/REFLECTION_" in d), None)
         if draft is not None:
             after = draft.rsplit("/", 1)[-1].removeprefix("REFLECTION_").removesuffix(".md")
-            return action(
+            return proposal(
                 "complete-reflection",
                 f"git ledger reflect {after} --commit",
                 f"{draft} is written but not committed, and a registration waits for a clean "
@@ -63,7 +45,7 @@ def fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict
         if standing:
             build_on = f"{nxt['command']} --parent {refuted}"
             return {
-                **action(
+                **proposal(
                     "revert-or-build-on",
                     f"git revert --no-edit {' '.join(standing)}",
                     f"{refuted} was refuted and its code is still on the branch: revert its "
@@ -86,7 +68,7 @@ def fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict
         rel = f"{data['dir']}/{step}.md"
         if (top / rel).exists():
             after = step.removeprefix("REFLECTION_")
-            return action(
+            return proposal(
                 "complete-reflection",
                 f"git ledger reflect {after} --commit",
                 f"{rel} is written but not committed; fill in its six sections, then commit it",
@@ -223,7 +205,7 @@ def _flagged_next(
         )
         placeholders = ["<RESULTS.json>", "<REASON>"]
     return {
-        **action(
+        **proposal(
             "re-measure",
             command,
             f"{why}; the work tree is clean and the code committed now: measure seeds "
@@ -249,7 +231,7 @@ def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
     state = ctx.state()
     found = state.matrix(mid)
     if found is None:
-        return action("status", "git ledger status", f"matrix {mid} is not on this branch")
+        return proposal("status", "git ledger status", f"matrix {mid} is not on this branch")
     matrix = found[1]
     _, common = gitcli.locate(cwd)
     here = cwd.resolve()
@@ -262,7 +244,7 @@ def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
         if row["stat"].outcome != NO_RESULTS:
             continue
         if not tree.is_dir():
-            return action(
+            return proposal(
                 "matrix-join",
                 f"git ledger matrix join {mid} {cell.name}",
                 f"cell {cid} has no worktree on this machine",
@@ -277,7 +259,7 @@ def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
         else:
             step = measure(state, cid, cell.gate)
             edit = []
-        return action(
+        return proposal(
             step.action,
             f"cd {shlex.quote(rel)} && {step.command}",
             f"matrix {mid}, cell {cell.name}: {step.reason}",
@@ -289,13 +271,13 @@ def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
     if passing:
         best = max(passing, key=lambda r: r["z"] or 0.0)
         name = cell_of(str(best["cell"]))
-        return action(
+        return proposal(
             "matrix-conclude",
             f"git ledger matrix conclude {mid} --winner {name}",
             f"every cell of {mid} is measured; {name} passes the adjusted threshold best",
             step=mid,
         )
-    return action(
+    return proposal(
         "matrix-conclude",
         f"git ledger matrix conclude {mid} --none",
         f"every cell of {mid} is measured; none passes the adjusted threshold",

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger.core.actions import proposal
 from ledger.core.state import LedgerState, Version
 from ledger.presets.versions import rules
 from ledger.presets.versions.reading import Reading, read
@@ -45,18 +46,17 @@ class NextAction:
     decide: str | None = None  # what only a person can decide before the command is run
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "action": self.action,
-            "command": self.command,
-            "reason": self.reason,
-            "step": self.step,
-            "placeholders": list(self.placeholders),
-            "edit": list(self.edit),
-        }
+        out = proposal(
+            self.action,
+            self.command,
+            self.reason,
+            step=self.step,
+            placeholders=list(self.placeholders),
+            edit=list(self.edit),
+            decide=self.decide,
+        )
         if self.alternatives:
             out["alternatives"] = [a.as_dict() for a in self.alternatives]
-        if self.decide is not None:
-            out["decide"] = self.decide
         return out
 
 

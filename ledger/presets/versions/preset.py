@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ledger.core.actions import proposal
 from ledger.core.loops import Preset
 
 if TYPE_CHECKING:
@@ -116,16 +117,15 @@ class VersionsPreset(Preset):
         version = ctx.state().version(step) if step else None
         if version is None or version.front.void or version.front.matrix:
             return None  # nothing to void (a cell is closed with its matrix)
-        out: dict[str, Any] = {
-            "action": "void",
-            "command": f"git ledger void {step} --reason '<REASON>'",
-            "reason": f"{step}'s history does not verify: [{finding.get('rule')}] "
+        out = proposal(
+            "void",
+            f"git ledger void {step} --reason '<REASON>'",
+            f"{step}'s history does not verify: [{finding.get('rule')}] "
             f"{finding.get('message')} (git ledger verify lists every finding); close it as "
             "void, its id is never reused",
-            "step": step,
-            "placeholders": ["<REASON>"],
-            "edit": [],
-        }
+            step=step,
+            placeholders=["<REASON>"],
+        )
         if version.concluded:
             # Its verdict stops counting (a baseline may move): a person weighs that
             # against repairing a history nobody has pulled yet.
