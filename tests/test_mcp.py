@@ -660,3 +660,18 @@ def _flags(arguments: dict[str, str]) -> list[str]:
     return [
         token for key, value in arguments.items() for token in (f"--{key.replace('_', '-')}", value)
     ]
+
+
+def test_a_flag_defaults_to_off_in_its_schema_unless_the_verb_turns_it_on() -> None:
+    """click's own "unset" default is truthy: a schema must not tell an agent that
+    ``doctor`` fixes (or any flag is on) when it is called without it."""
+    flags = 0
+    for spec, command in mcptools.available(cli):
+        props = mcptools.input_schema(spec, command)["properties"]
+        for param in mcptools.tool_params(spec, command):
+            if isinstance(param, click.Option) and param.is_flag:
+                flags += 1
+                assert props[mcptools.prop_name(param)]["default"] is (param.default is True)
+    assert flags > 10
+    doctor = {spec.name: (spec, c) for spec, c in mcptools.available(cli)}["doctor"]
+    assert mcptools.input_schema(*doctor)["properties"]["fix"]["default"] is False

@@ -156,7 +156,7 @@ def param_schema(param: click.Parameter) -> dict[str, Any]:
         schema["description"] = description
     default = param.default
     if isinstance(param, click.Option) and param.is_flag:
-        schema["default"] = bool(default)
+        schema["default"] = default is True  # not click's "unset" sentinel (truthy)
     elif isinstance(default, str | int | float | Path) and not param.multiple:
         # Not None, and not click's own "unset" sentinel.
         schema["default"] = str(default) if isinstance(default, Path) else default
