@@ -14,12 +14,17 @@ from ledger.core.loops import Preset
 from ledger.presets.campaign import loop as campaign
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ledger.core.context import Context
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
     from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
+
+
+DELIVERY_BRANCH = "campaign/deliver"
 
 
 def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, Any]:
@@ -193,9 +198,22 @@ class CampaignPreset(Preset):
 
         return frozen_settings(campaign.load(ctx.config, snap, ctx.store))
 
+    def fresh_next(
+        self, cwd: Path, top: Path, common: Path, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A delivery names a branch no branch has yet (the ledger tree cannot say)."""
+        nxt: dict[str, Any] = data["next"]
+        if nxt.get("action") != "deliver":
+            return nxt
+        from ledger.presets.campaign.commands.delivery import free_branch
+
+        name = free_branch(top, DELIVERY_BRANCH)
+        return {**nxt, "command": f"git ledger deliver --branch {name}"}
+
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         from ledger.presets.campaign.rules import (
             equal_gain_rivals,
+            finish_outstanding_at,
             frozen_settings,
             tolerance_widened,
         )
@@ -261,9 +279,19 @@ class CampaignPreset(Preset):
                 done=True,
             )
         if not owner.get("armed"):
+            outstanding = finish_outstanding_at(ctx.store.snapshot(state.commit_id), camp)
+            if outstanding:
+                # deliver refuses on the same rule: a finished campaign whose report or
+                # records were reverted since goes back to work, under its owner.
+                return _action(
+                    "arm",
+                    "git ledger arm",
+                    f"the campaign is disarmed but finish no longer passes "
+                    f"({outstanding[0].line()}): arm it again to complete it",
+                )
             return _action(
                 "deliver",
-                "git ledger deliver --branch campaign/deliver",
+                f"git ledger deliver --branch {DELIVERY_BRANCH}",
                 "finish passed and the campaign is disarmed: deliver the promoted commits",
             )
         closed = campaign.report_is_closed(camp.report)

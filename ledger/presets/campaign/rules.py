@@ -9,6 +9,10 @@ from ledger.core.findings import Finding as Finding
 from ledger.core.model.configfrozen import FrozenSetting
 from ledger.presets.campaign.loop import Campaign, Candidate
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ledger.core.store import Snapshot
+
 
 def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
     """Why ``new`` may not be promoted: it must improve or hold the target against the
@@ -122,6 +126,19 @@ def tolerance_widened(camp: Campaign) -> Finding | None:
                 f"{setting.restore()} (widen-to-pass is not allowed)",
             )
     return None
+
+
+def finish_outstanding_at(snap: Snapshot, camp: Campaign) -> list[Finding]:
+    """What keeps the campaign at ``snap`` from being finished: the rule ``finish`` and
+    ``deliver`` refuse with, and the one ``next`` asks before it proposes a delivery."""
+    from ledger.presets.campaign.loop import table
+
+    base = camp.config.dir
+    required = {
+        f"{base}/{p}": snap.read(f"{base}/{p}") is not None
+        for p in table(camp.config).required_records
+    }
+    return finish_outstanding(camp, required)
 
 
 def finish_outstanding(camp: Campaign, required_present: dict[str, bool]) -> list[Finding]:

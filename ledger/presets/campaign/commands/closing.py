@@ -51,12 +51,7 @@ def close(cwd: Path, summary: str, as_json: bool) -> int:
 
 
 def outstanding_items(ctx: Context, camp: Campaign) -> list[rules.Finding]:
-    snap = ctx.store.snapshot()
-    required = {
-        f"{ctx.dir}/{p}": snap.read(f"{ctx.dir}/{p}") is not None
-        for p in campaign.table(ctx.config).required_records
-    }
-    return rules.finish_outstanding(camp, required)
+    return rules.finish_outstanding_at(ctx.store.snapshot(), camp)
 
 
 def changed_paths(workdir: Path, sha: str) -> list[str]:

@@ -31,6 +31,21 @@ def benchmark_commits(ctx: Context, base: str) -> list[str]:
     return [sha for sha in out.split() if not is_transition(ctx, sha)]
 
 
+def branch_exists(workdir: Path, name: str) -> bool:
+    done = gitcli.run(["rev-parse", "-q", "--verify", f"refs/heads/{name}"], workdir, check=False)
+    return done.returncode == 0
+
+
+def free_branch(workdir: Path, name: str) -> str:
+    """``name``, or the first ``name-N`` no branch has (an earlier delivery keeps its
+    branch when its transition is reverted): what deliver refuses and next proposes."""
+    candidate, n = name, 1
+    while branch_exists(workdir, candidate):
+        n += 1
+        candidate = f"{name}-{n}"
+    return candidate
+
+
 def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     """One clean branch from the base commit: the kept promoted commits and the commits
     that changed the benchmark script, in history order, then the closed report and the
@@ -53,13 +68,10 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     for part in name.split("/"):
         check_safe(part, "branch name")
     workdir = ctx.store.require_workdir()
-    if (
-        gitcli.run(
-            ["rev-parse", "-q", "--verify", f"refs/heads/{name}"], workdir, check=False
-        ).returncode
-        == 0
-    ):
-        raise BadInput(f"branch {name} already exists", "pass --branch NEW-NAME")
+    if branch_exists(workdir, name):
+        raise BadInput(
+            f"branch {name} already exists", f"pass --branch {free_branch(workdir, name)}"
+        )
     wanted = set(camp.promoted_commits()) | set(benchmark_commits(ctx, base.commit))
     order = gitcli.output(
         ["rev-list", "--reverse", "--topo-order", f"{base.commit}..HEAD"], workdir
