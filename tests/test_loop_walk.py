@@ -131,7 +131,18 @@ def _mcp_walk(tmp_path: Path, steps: int, events: tuple[str, ...] | None, odds: 
     assert world.tally.checks, "the loop was never healthy: verify and push never checked"
 
 
-@pytest.mark.xfail(strict=False, reason=KNOWN)
+# What the MCP walk meets besides (seed 25, 30 steps; tests/walkmcp.py): a matrix cell's
+# step is proposed as 'cd WORKTREE && git ledger run ...', which a server acting in its
+# own repository runs in the wrong worktree; doctor --fix proposed for a stale lock
+# exits 1 while a detached run is still alive.
+KNOWN_MCP = (
+    f"{KNOWN}; over MCP: a matrix cell's step runs in the cell's worktree, which the "
+    "server (acting in its own repository) cannot reach; doctor --fix exits 1 while a "
+    "detached run is still alive"
+)
+
+
+@pytest.mark.xfail(strict=False, reason=KNOWN_MCP)
 def test_walk_through_the_mcp_server_never_refuses_what_next_proposes(tmp_path: Path) -> None:
     """The versions walk with every ``next`` and loop step a tool call of ``git ledger
     mcp`` through the SDK's client (tests/walkmcp.py)."""
