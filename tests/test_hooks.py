@@ -223,7 +223,7 @@ def test_push_refused_with_untracked_entry_until_doctor_autosaves_it(
 ) -> None:
     _bare_remote(hooked, tmp_path)
     # A file an interrupted session left (a reflection in progress is the loop's draft,
-    # never refused: tests/test_machine_workspace.py; a registration only register writes).
+    # never refused: tests/test_machine_problems.py; a registration only register writes).
     hooked.write("training_log/NOTES.md", "# Notes\n\nleft by an interrupted session\n")
     push = subprocess.run(
         ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
