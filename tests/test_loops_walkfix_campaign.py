@@ -4,34 +4,12 @@ promotion could tie with another candidate, is what the command accepts (through
 
 from __future__ import annotations
 
-import json
 import shlex
-import subprocess
-from typing import Any
 
 import pytest
 
 from tests.helpers import Repo, fingerprint
-
-
-def gl(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
-    """``git ledger ARGS`` through git's dispatch, as a user's shell runs it."""
-    return subprocess.run(
-        ["git", "ledger", *args], cwd=repo.path, capture_output=True, text=True, check=False
-    )
-
-
-def ok(repo: Repo, *args: str) -> str:
-    done = gl(repo, *args)
-    assert done.returncode == 0, (
-        f"git ledger {shlex.join(args)} -> {done.returncode}\n{done.stderr}"
-    )
-    return done.stdout
-
-
-def next_json(repo: Repo) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(ok(repo, "next", "--json"))
-    return data
+from tests.test_loops_walkfix_versions import gl, next_json, ok
 
 
 @pytest.fixture
