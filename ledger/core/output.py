@@ -24,6 +24,11 @@ def say(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
 
+def note(text: str) -> None:
+    """A line about what the command is doing, beside its output (stderr: ``--json`` stays JSON)."""
+    sys.stderr.write(f"git-ledger: {text}\n")
+
+
 def warn(text: str) -> None:
     sys.stderr.write(f"git-ledger: warning: {text}\n")
 

@@ -253,15 +253,17 @@ def _matrix_next(cwd: Path, mid: str) -> dict[str, Any]:
         version = state.version(cid)
         if version is None:
             continue
-        if not _has_code(tree, cid, cell.branch):
+        if not _has_code(tree, cid, cell.branch):  # git itself: in the cell's worktree
             step = code_commit(state, version)
             edit = [os.path.join(rel, f) for f in step.edit]
-        else:
+            command = f"cd {shlex.quote(rel)} && {step.command}"
+        else:  # run and record of a cell go to its worktree themselves (cells.home)
             step = measure(state, cid, cell.gate)
             edit = []
+            command = step.command
         return proposal(
             step.action,
-            f"cd {shlex.quote(rel)} && {step.command}",
+            command,
             f"matrix {mid}, cell {cell.name}: {step.reason}",
             step=cid,
             placeholders=list(step.placeholders),

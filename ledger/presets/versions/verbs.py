@@ -90,6 +90,7 @@ def record(
     """Ingest one results JSON as its own entry, with provenance."""
     from ledger.presets.versions import record as command
     from ledger.presets.versions.ingest import Measurement
+    from ledger.presets.versions.matrix.cells import home
 
     measurement = Measurement(
         version=step_id,
@@ -103,7 +104,7 @@ def record(
         replace=replace,
         remeasure=remeasure,
     )
-    return command.run(obj.cwd, step_id, file, measurement, as_json)
+    return command.run(home(obj.cwd, step_id), step_id, file, measurement, as_json)
 
 
 @declare("destructive", loop="versions")
@@ -294,10 +295,11 @@ def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
 def run_(ctx: click.Context, /, **options: Any) -> int:
     """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
     from ledger.presets.versions import run as command
+    from ledger.presets.versions.matrix.cells import home
 
     # Each option is named once, above; RunOptions gives them their types.
     return command.run(
-        ctx.obj.cwd,
+        home(ctx.obj.cwd, options["step_id"]),
         command.RunOptions(**options),
         rerun=args_without(ctx, "--detach"),
     )

@@ -8,15 +8,16 @@ local cell branch, its remote-tracking copy and, once cleaned, its archive ref.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
-from ledger.core import gitcli
-from ledger.core.context import Context
+from ledger.core import gitcli, output
+from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.entries import CELL_SLUG, MatrixCell, MatrixFront
 from ledger.core.model.ids import parse_version
-from ledger.core.repobase import write_atomic
+from ledger.core.repobase import base_id, cell_of, write_atomic
 from ledger.core.state import LedgerState
 
 WORKTREES = ".ledger/worktrees"
@@ -31,10 +32,42 @@ def slug_of(text: str) -> str:
 def worktree_path(ctx: Context, mid: str, cell: MatrixCell) -> Path:
     """Where a cell's worktree lives: always directly under .ledger/worktrees/."""
     base = ctx.store.require_workdir() / WORKTREES
-    target = base / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
+    target = base / _tree_name(mid, cell)
     if target.parent.resolve() != base.resolve() or not CELL_SLUG.fullmatch(cell.slug):
         raise Refused(f"cell {cell.name} of {mid} names a worktree outside {WORKTREES}")
     return target
+
+
+def home(cwd: Path, vid: str) -> Path:
+    """Where a step of ``vid`` acts: a cell of a matrix still open is measured on its own
+    branch, so ``run`` and ``record`` of a cell go to the cell's worktree from anywhere
+    in the repository (as ``git -C`` would): the main worktree, another cell's, or the
+    MCP server's. A cell whose worktree is not on this machine is refused with the
+    command that brings it; any other id acts where it was asked.
+    """
+    cell_name = cell_of(vid)
+    if not cell_name:
+        return cwd
+    ctx = open_context(cwd)
+    mid = base_id(vid)
+    found = ctx.state().matrix(mid)
+    cell = None if found is None else next((c for c in found[1].cells if c.name == cell_name), None)
+    if found is None or found[1].concluded or cell is None or not CELL_SLUG.fullmatch(cell.slug):
+        return cwd
+    tree = (ctx.store.common_dir.parent / WORKTREES / _tree_name(mid, cell)).resolve()
+    if ctx.store.require_workdir().resolve() == tree:
+        return cwd
+    if tree not in registered_worktrees(ctx):
+        raise Refused(
+            f"{vid} is cell {cell_name} of matrix {mid}; its worktree is not on this machine",
+            f"git ledger matrix join {mid} {cell_name}",
+        )
+    output.note(f"{vid} is measured in its worktree {os.path.relpath(tree, cwd.resolve())}")
+    return tree
+
+
+def _tree_name(mid: str, cell: MatrixCell) -> str:
+    return f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
 
 
 def registered_worktrees(ctx: Context) -> set[Path]:
