@@ -83,6 +83,27 @@ def _alive(pid: int) -> bool:
 def test_next_measures_the_seeds_a_killed_run_left_before_it_proposes_conclude(
     bare_repo: Repo,
 ) -> None:
+    repo = _killed_after_one_seed(bare_repo)
+    assert next_json(repo)["command"] == "git ledger run V1 --record-finished"
+    ok(repo, "run", "V1", "--gate", "recent", "--record-finished")
+    # conclude would refuse: seeds 2 and 3 were started and have no results. next says
+    # the same, with the command conclude's refusal names, and the dry run agrees.
+    refused = gl(repo, "conclude", "V1", "--verdict", "inconclusive", "--next", "x")
+    assert refused.returncode == 1 and "[results-missing] seeds 2,3 of V1" in refused.stderr
+    dry = json.loads(ok(repo, "conclude", "V1", "--dry-run", "--json"))
+    assert "[results-missing]" in dry["blocked"] and not dry["allowed"]
+    nxt = next_json(repo)
+    assert nxt["action"] == "measure-missing"
+    assert nxt["command"] == "git ledger run V1 --gate recent --seeds 2,3"
+    assert nxt["command"] in refused.stderr
+    ok(repo, *shlex.split(nxt["command"])[2:])
+    nxt = next_json(repo)
+    assert nxt["action"] == "conclude", nxt
+    ok(repo, *shlex.split(nxt["command"].replace("<NEXT>", "keep going"))[2:])
+
+
+def _killed_after_one_seed(bare_repo: Repo) -> Repo:
+    """V1's detached run of seeds 1,2,3 killed after seed 1 finished (2 and 3 never do)."""
     repo = shop(bare_repo)
     # Seeds other than 1 wait while the file 'hold' exists (no timing in the test).
     text = (repo.path / "eval.py").read_text()
@@ -107,22 +128,27 @@ def test_next_measures_the_seeds_a_killed_run_left_before_it_proposes_conclude(
         "run killed",
     )
     (repo.path / "hold").unlink()
-    assert next_json(repo)["command"] == "git ledger run V1 --record-finished"
-    ok(repo, "run", "V1", "--gate", "recent", "--record-finished")
-    # conclude would refuse: seeds 2 and 3 were started and have no results. next says
-    # the same, with the command conclude's refusal names, and the dry run agrees.
-    refused = gl(repo, "conclude", "V1", "--verdict", "inconclusive", "--next", "x")
-    assert refused.returncode == 1 and "[results-missing] seeds 2,3 of V1" in refused.stderr
-    dry = json.loads(ok(repo, "conclude", "V1", "--dry-run", "--json"))
-    assert "[results-missing]" in dry["blocked"] and not dry["allowed"]
+    return repo
+
+
+def test_a_killed_runs_seeds_are_recorded_before_leftovers_are_autosaved(
+    bare_repo: Repo,
+) -> None:
+    """doctor --fix autosaves leftovers but leaves a killed run's seeds to their own step
+    (and exits 1 while they stand): next records them first, then doctor clears all."""
+    repo = _killed_after_one_seed(bare_repo)
+    note = repo.path / "training_log/notes/thoughts.md"
+    note.parent.mkdir(parents=True, exist_ok=True)
+    note.write_text("Seed 1 looked slow.\n")
     nxt = next_json(repo)
-    assert nxt["action"] == "measure-missing"
-    assert nxt["command"] == "git ledger run V1 --gate recent --seeds 2,3"
-    assert nxt["command"] in refused.stderr
+    assert nxt["command"] == "git ledger run V1 --record-finished", nxt
     ok(repo, *shlex.split(nxt["command"])[2:])
     nxt = next_json(repo)
-    assert nxt["action"] == "conclude", nxt
-    ok(repo, *shlex.split(nxt["command"].replace("<NEXT>", "keep going"))[2:])
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    fixed = gl(repo, "doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "autosaved training_log/notes/thoughts.md" in fixed.stdout
+    assert next_json(repo)["action"] == "measure-missing"
 
 
 def _spec(repo: Repo) -> Path:

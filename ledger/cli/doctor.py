@@ -271,7 +271,7 @@ def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None
         if runfiles.alive(run):
             if fix and stop_runs:
                 if runfiles.stop(run):
-                    Path(str(run["file"])).unlink(missing_ok=True)
+                    runfiles.retire(run)
                     report.fixed.append(f"stopped ledger run {label}")
                 else:
                     report.info.append(f"ledger run {label} ended by itself")
@@ -281,7 +281,7 @@ def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None
                     "(git ledger wait, or doctor --fix --stop-runs)"
                 )
         elif fix:
-            Path(str(run["file"])).unlink(missing_ok=True)
+            runfiles.retire(run)
             report.fixed.append(f"cleared the record of a finished run {label}")
         else:
             report.info.append(f"recorded run {label} is gone; --fix clears its record")

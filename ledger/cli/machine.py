@@ -77,7 +77,9 @@ def problems(
                 proposal("wait", "git ledger wait", f"runs are still running: {labels}"),
             )
         )
-    out += _entries(cwd, top, data)
+    # A killed run's finished seeds before leftovers: recording them is a transition of
+    # its own that leftovers do not block, while doctor --fix, which autosaves the
+    # leftovers, leaves them to this step and exits 1 while they stand.
     for record in runfiles.unrecorded(common / "ledger" / "runs"):
         step = str(record.get("step"))
         line = runfiles.unrecorded_problem(record) or ""
@@ -94,6 +96,7 @@ def problems(
                 ),
             )
         )
+    out += _entries(cwd, top, data)
     if not data.get("problems"):
         # An entry that does not parse comes first: the loop's own step names it
         # (fix-entry), and verify reads the entry as fixed.

@@ -15,6 +15,10 @@ from pathlib import Path
 from ledger.core.repobase import write_atomic
 
 START_KEY = "pid_started"
+# What retired records started (one JSON object a line): the evidence a verdict reads
+# of seeds that were started and never measured, after the records themselves go.
+GONE = "gone.jsonl"
+KEPT = ("step", "gate", "seeds", "label", "argv", "batch")
 
 
 def records(runs_dir: Path) -> list[dict[str, object]]:
@@ -28,6 +32,36 @@ def records(runs_dir: Path) -> list[dict[str, object]]:
             if isinstance(data, dict):
                 data["file"] = str(path)
                 found.append(data)
+    return found
+
+
+def retire(record: dict[str, object]) -> None:
+    """Remove the record of a run that is over and was never recorded (killed, stopped,
+    or a detached worker that ended), keeping what it started in :data:`GONE`: clearing
+    the registry must not clear the fact that seeds were started (a verdict then would
+    stand on fewer seeds than were started, and nobody would know)."""
+    path = Path(str(record["file"]))
+    kept = {key: record[key] for key in KEPT if key in record}
+    if kept.get("step"):
+        with open(path.parent / GONE, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(kept, sort_keys=True) + "\n")
+    path.unlink(missing_ok=True)
+
+
+def evidence(runs_dir: Path) -> list[dict[str, object]]:
+    """The records, and what retired ones started (no process: never alive)."""
+    found = records(runs_dir)
+    try:
+        lines = (runs_dir / GONE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a crash: the others stand
+        if isinstance(data, dict):
+            found.append({key: data[key] for key in KEPT if key in data})
     return found
 
 

@@ -109,7 +109,7 @@ def dry_run(cwd: Path, vid: str, as_json: bool) -> int:
     """What conclude would say to each verdict now, without writing anything."""
     ctx = open_context(cwd)
     _not_a_cell(ctx, vid)
-    records = RunRecords(ctx).all()
+    records = RunRecords(ctx).evidence()
     planned = plan(ctx, ctx.store.snapshot(), vid, records)
     reading = planned.reading
     blocked = planned.blocking(None)
@@ -167,10 +167,10 @@ def run(
     if override is not None and ("\n" in override.strip() or "\r" in override):
         raise BadInput("--override must be one line (it becomes a commit trailer)")
     ctx.require_committed_config()
-    records = RunRecords(ctx).all()
+    records = RunRecords(ctx).evidence()
     readiness.wait_or_refuse(records, vid, wait=wait)
     if wait:
-        records = RunRecords(ctx).all()
+        records = RunRecords(ctx).evidence()
 
     def build(snap: Snapshot) -> Transition:
         planned = plan(ctx, snap, vid, records)

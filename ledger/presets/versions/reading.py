@@ -141,7 +141,7 @@ def read_open(
     # a killed run's finished seeds are recorded (run --record-finished: a new tree). A
     # run that dies before any result leaves the tree, and the cached next, as they were
     # (conclude reads the records itself, fresh).
-    records = runfiles.records(store.ledger_state_dir / "runs") if opened else []
+    records = runfiles.evidence(store.ledger_state_dir / "runs") if opened else []
     readings = {}
     for vid in opened:
         registration, commits = found.get(vid, (None, None))

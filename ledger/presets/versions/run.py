@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger.core import launch, output
+from ledger.core import launch, output, runfiles
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput
 from ledger.core.fieldsdiff import first_divergence
@@ -291,7 +291,7 @@ def wait(cwd: Path, timeout: float | None, as_json: bool) -> int:
         live = [r for r in records.all() if runrecords.alive(r)]
         for r in records.all():
             if r.get("batch") and not runrecords.alive(r):
-                Path(str(r["file"])).unlink(missing_ok=True)
+                runfiles.retire(r)
         if not live:
             break
         if time.monotonic() > deadline:

@@ -42,6 +42,10 @@ class RunRecords:
     def all(self) -> list[dict[str, object]]:
         return runfiles.records(self.dir)
 
+    def evidence(self) -> list[dict[str, object]]:
+        """The records, and what retired records started (for seeds started, unmeasured)."""
+        return runfiles.evidence(self.dir)
+
 
 alive = runfiles.alive
 
