@@ -205,6 +205,11 @@ def test_a_recorded_live_run_is_reported_and_stopped_with_its_children(repo: Rep
         found = repo.run("doctor", "--json")
         assert found.code == 1
         assert any(f"pid {parent.pid}" in p for p in found.json()["problems"])
+        # --fix alone leaves a run at work running, and that is not a failure of --fix.
+        left = repo.run("doctor", "--fix", "--json")
+        assert left.code == 0, left.out
+        assert any(f"left running: pid {parent.pid}" in i for i in left.json()["info"])
+        assert parent.poll() is None and child.is_running() and record.exists()
         stopped = repo.run("doctor", "--fix", "--stop-runs")
         assert "stopped ledger run" in stopped.out, stopped.out
         parent.wait()

@@ -275,6 +275,11 @@ def check_runs(store: Store, fix: bool, stop_runs: bool, report: Report) -> None
                     report.fixed.append(f"stopped ledger run {label}")
                 else:
                     report.info.append(f"ledger run {label} ended by itself")
+            elif fix:  # a run at work is not broken: --fix leaves it (--stop-runs stops it)
+                report.info.append(
+                    f"ledger run still alive, left running: {label} "
+                    "(git ledger wait, or doctor --fix --stop-runs)"
+                )
             else:
                 report.problems.append(
                     f"ledger run still alive: {label} "
