@@ -12,6 +12,7 @@ or a command naming a verb the server does not serve, fails the test.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -108,6 +109,8 @@ class Follower:
         self.calls.append(spec.name)
         result = await self.client.session.call_tool(spec.name, arguments)
         assert not result.is_error, f"{spec.name} {arguments} refused: {result.content}"
+        # A check that found something (finish with items outstanding) is no step taken.
+        assert not (result.meta or {}).get("git-ledger/exit_code"), (spec.name, result.content)
 
 
 def drive(repo: Repo, tmp_path: Path, body: Callable[[Agent], Any]) -> None:
@@ -194,3 +197,63 @@ def answer_every_section(text: str) -> str:
     return text
 
 
+# --- campaign: finish passes and the campaign is delivered --------------------------
+
+
+def test_an_agent_alone_runs_a_campaign_from_init_to_delivery(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = bare_repo
+    repo.write("src/app.py", "x = 0\n")
+    repo.commit_all("feat(src): the app")
+    candidates: list[str] = []
+
+    def fill(word: str, nxt: dict[str, Any]) -> Any:
+        if word.startswith("edit:"):
+            return lambda text: text + "\nWe measure speed. Only src/ may change.\n"
+        if word == "CANDIDATE":
+            # The agent's optimisation: one commit, then measured.
+            n = len(candidates)
+            repo.write(f"src/opt{n}.py", f"# optimisation {n}\n")
+            candidates.append(repo.commit_all(f"perf(src): optimisation {n}"))
+            return candidates[-1]
+        if word == "speed=X":  # the second optimisation is slower: rejected
+            return {1: "100", 2: "120", 3: "90"}[len(candidates)]
+        if word == "promoted|rejected|held":
+            return "rejected" if len(candidates) == 3 else "promoted"
+        if word.endswith("=X"):
+            return {"correctness=X": "0.0001"}.get(word, "1.0")
+        return CAMPAIGN_WORDS.get(word, word)
+
+    async def body(client: Agent) -> None:
+        follower = Follower(client, repo, fill)
+        assert (await client.data("init", preset="campaign"))["preset"] == "campaign"
+        for _ in range(30):
+            nxt = await follower.next()
+            if follower.actions[-1:] == ["deliver"]:
+                break
+            if nxt["action"] == "candidate" and len(candidates) >= 3:
+                # Done trying: next offers closing among its alternatives.
+                (nxt,) = [a for a in nxt["alternatives"] if a["action"] == "close"]
+            await follower.step(nxt)
+        else:
+            raise AssertionError(f"the loop did not get there: {follower.actions}")
+        assert nxt["action"] == "done" and nxt["done"] is True, nxt
+        assert follower.actions == [
+            "contract", "record-base", "arm", "candidate", "candidate", "close", "finish",
+            "deliver",
+        ]  # fmt: skip
+
+    drive(repo, tmp_path, body)
+    delivered = repo.git("log", "--format=%s", "campaign/deliver")
+    assert "optimisation 1" in delivered  # promoted
+    assert "optimisation 2" not in delivered  # rejected
+    assert repo.ok("verify").code == 0
+    assert untracked(repo) == []
+
+
+CAMPAIGN_WORDS = {
+    "TEXT": "the agent's reason",
+    "<REASON>": "the agent's reason",
+    "<NOTES>": "the less invasive change",
+}
