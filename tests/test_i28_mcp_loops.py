@@ -257,3 +257,53 @@ CAMPAIGN_WORDS = {
     "<REASON>": "the agent's reason",
     "<NOTES>": "the less invasive change",
 }
+
+
+# --- batches: to convergence ---------------------------------------------------------
+
+
+def test_an_agent_alone_runs_a_batches_loop_from_init_to_convergence(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    repo = bare_repo
+    repo.write("src/app.py", "x = 0\n")
+    repo.commit_all("feat(src): the app")
+    revised: list[str] = []
+
+    def fill(word: str, nxt: dict[str, Any]) -> Any:
+        if word.startswith("edit:"):
+            return lambda text: text
+        if word == "WEIGHTS.json":  # the agent writes its weights inside the repository
+            repo.write("weights.json", json.dumps({"style": {"tone": "plain", "length": 3}}))
+            return "weights.json"
+        if word == "VALUE":  # a new length per batch
+            revised.append(word)
+            return str(3 + len(revised))
+        return BATCHES_WORDS.get(word, word)
+
+    async def body(client: Agent) -> None:
+        follower = Follower(client, repo, fill)
+        assert (await client.data("init", preset="batches"))["preset"] == "batches"
+        for _ in range(60):
+            nxt = await follower.next()
+            if nxt["action"] == "done":
+                break
+            await follower.step(nxt)
+        else:
+            raise AssertionError(f"the loop did not get there: {follower.actions}")
+        assert follower.actions[-1] == "converge" and follower.calls[-1] == "gate_converged"
+        assert follower.actions.count("close-batch") == 3 and "revise" in follower.actions
+        resumed = await client.data("resume")
+        assert resumed == repo.ok("resume", "--json").json()
+
+    drive(repo, tmp_path, body)
+    assert repo.trailers()["Ledger-Transition"] == "converged", repo.trailers()
+    assert repo.ok("verify").code == 0
+
+
+BATCHES_WORDS = {
+    "X": "0.95",
+    "true|false": "true",
+    "TEXT": "the agent's reason",
+    "RUN": "agent-run",
+}
