@@ -148,9 +148,10 @@ def _type_schema(param: click.Parameter) -> dict[str, Any]:
 
 
 def _description(param: click.Parameter, spec: ToolSpec | None = None) -> str:
-    said = dict(spec.declared.args) if spec is not None else {}
-    text = getattr(param, "help", None) or said.get(param.name or "") or ARGS.get(param.name or "")
-    text = text or ""
+    said = dict(spec.declared.args).get(param.name or "") if spec is not None else None
+    given = getattr(param, "help", None)
+    # The declaration's words first, then the option's help (a terse "true|false").
+    text = " ".join(t for t in (said, given) if t) or ARGS.get(param.name or "") or ""
     if isinstance(param, click.Argument):
         text = text or f"{param.human_readable_name} (the command's positional argument)."
     if isinstance(param.type, click.Path) and text != ARGS["file"]:

@@ -108,7 +108,11 @@ def gate() -> None:
 @declare(
     "write",
     loop="batches",
-    args={"fidelity_rate": "The topic's fidelity rate, 0 to 1 (passes at >= fidelity_min)."},
+    args={
+        "fidelity_rate": "The topic's fidelity rate, 0 to 1 (passes at >= fidelity_min).",
+        "mono": "Whether the topic's scores are monotonic:",
+        "endpoint": "Whether the topic's endpoints hold:",
+    },
 )
 @gate.command("topic")
 @click.option("--fidelity-rate", type=float, required=True)
