@@ -304,3 +304,38 @@ def test_every_loop_has_a_prompt_that_names_its_tools(bare_repo: Repo) -> None:
                 assert len(named & loop_tools) >= 4, (loop, named & loop_tools)
 
     run(body)
+
+
+def test_a_wait_sent_while_a_run_call_is_in_flight_waits_for_its_runs(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    from ledger.cli.demo import SEEDS
+    from tests.test_mcp import REGISTRATION, _flags, change_params, setup_loop
+
+    repo = setup_loop(bare_repo)
+    repo.ok("register", "V1", "--bet", "A bet", *_flags(REGISTRATION))
+    change_params(repo, "V1", lr=0.2)
+
+    async def body() -> None:
+        async with server(repo) as client:
+            answers: dict[str, Any] = {}
+
+            async def call(name: str, **arguments: Any) -> None:
+                answers[name] = await client.data(name, **arguments)
+                answers.setdefault("order", []).append(name)  # which call returned first
+
+            with anyio.fail_after(120):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(lambda: call("run", step_id="V1", gate="recent", seeds=SEEDS))
+                    # The run's request reaches the server first; wait follows while the
+                    # run call is still starting its processes.
+                    await anyio.sleep(0.02)
+                    group.start_soon(lambda: call("wait", timeout=100.0))
+            assert answers["order"] == ["run", "wait"]
+            assert answers["run"]["detached"] is True
+            assert answers["wait"] == {"done": True, "failed": []}
+            # What wait waited for is recorded: the run's every seed.
+            shown = await client.data("show", step_id="V1")
+            assert sorted(r["seed"] for r in shown["results"]) == SEEDS.split(",")
+
+    run(body)

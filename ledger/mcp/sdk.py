@@ -179,11 +179,11 @@ def build(
         arguments = dict(params.arguments or {})
         if spec.declared.after_runs:
             await runs.idle.wait()
-        writes = spec.kind != "read"
-        before = await anyio.to_thread.run_sync(loop_of, start) if writes else None
         if spec.open_world:
-            runs.enter()
+            runs.enter()  # before any await: a wait that arrives next must see it
         try:
+            writes = spec.kind != "read"
+            before = await anyio.to_thread.run_sync(loop_of, start) if writes else None
             outcome = await anyio.to_thread.run_sync(
                 lambda: execute(spec, arguments, start, root, app, limit=limit, selection=chosen),
                 abandon_on_cancel=True,
