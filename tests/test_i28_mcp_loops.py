@@ -113,6 +113,18 @@ class Follower:
         assert not (result.meta or {}).get("git-ledger/exit_code"), (spec.name, result.content)
 
 
+async def ends_with_a_destructive_tool(client: Agent, follower: Follower) -> bool:
+    """The call that ended the loop (a verdict, delivery, convergence) is hinted
+    destructive, and no call before it that only moved the loop along is."""
+    tools = {t.name: t for t in (await client.session.list_tools()).tools}
+    hinted = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
+    final = follower.calls[-1]
+    assert final in hinted, (final, sorted(hinted))
+    along = {"register", "record", "candidate_record", "gate_topic", "gate_batch", "contract"}
+    assert not hinted & along & set(follower.calls)
+    return True
+
+
 def drive(repo: Repo, tmp_path: Path, body: Callable[[Agent], Any]) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(exist_ok=True)
@@ -164,6 +176,7 @@ def test_an_agent_alone_runs_a_versions_loop_from_init_through_a_reflection(
         for _ in range(40):
             nxt = await follower.next()
             if reflected and follower.actions[-1:] == ["conclude"]:
+                assert await ends_with_a_destructive_tool(client, follower)
                 break
             await follower.step(nxt)
         else:
@@ -239,6 +252,7 @@ def test_an_agent_alone_runs_a_campaign_from_init_to_delivery(
         else:
             raise AssertionError(f"the loop did not get there: {follower.actions}")
         assert nxt["action"] == "done" and nxt["done"] is True, nxt
+        assert await ends_with_a_destructive_tool(client, follower)
         assert follower.actions == [
             "contract", "record-base", "arm", "candidate", "candidate", "close", "finish",
             "deliver",
@@ -292,6 +306,7 @@ def test_an_agent_alone_runs_a_batches_loop_from_init_to_convergence(
         else:
             raise AssertionError(f"the loop did not get there: {follower.actions}")
         assert follower.actions[-1] == "converge" and follower.calls[-1] == "gate_converged"
+        assert await ends_with_a_destructive_tool(client, follower)
         assert follower.actions.count("close-batch") == 3 and "revise" in follower.actions
         resumed = await client.data("resume")
         assert resumed == repo.ok("resume", "--json").json()

@@ -167,7 +167,9 @@ def param_schema(param: click.Parameter, spec: ToolSpec | None = None) -> dict[s
     if description:
         schema["description"] = description
     default = param.default
-    if isinstance(param, click.Option) and param.is_flag:
+    if isinstance(param, click.Option) and param.is_flag and default is None:
+        pass  # --x/--no-x left unsaid: the command decides (its help says how)
+    elif isinstance(param, click.Option) and param.is_flag:
         schema["default"] = default is True  # not click's "unset" sentinel (truthy)
     elif isinstance(default, str | int | float | Path) and not param.multiple:
         # Not None, and not click's own "unset" sentinel.
