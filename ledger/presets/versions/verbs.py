@@ -292,7 +292,11 @@ def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
 )
 @click.command("run", cls=KeepsArgs)
 @click.argument("step_id")
-@click.option("--gate", default=None, help="The gate whose command to run (required).")
+@click.option(
+    "--gate",
+    default=None,
+    help="The gate whose command to run (required unless --record-finished).",
+)
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
 @click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
 @click.option(
