@@ -339,3 +339,22 @@ def test_a_wait_sent_while_a_run_call_is_in_flight_waits_for_its_runs(
             assert sorted(r["seed"] for r in shown["results"]) == SEEDS.split(",")
 
     run(body)
+
+
+def test_next_says_what_every_word_to_fill_in_means_in_every_loop() -> None:
+    from ledger.core.actions import meanings
+
+    campaign = meanings(
+        "git ledger candidate record --commit CANDIDATE --verdict promoted|rejected|held "
+        "--reason TEXT --measure speed=X && $EDITOR training_log/REFLECTION_V1.md",
+        [],
+    )
+    assert [m["name"] for m in campaign] == ["CANDIDATE", "promoted|rejected|held", "TEXT", "X"]
+    assert all(m["meaning"] and "choose" not in m["meaning"] for m in campaign)
+    batches = meanings("git ledger weights init WEIGHTS.json --run-id RUN", [])
+    assert [m["name"] for m in batches] == ["WEIGHTS.json", "RUN"]
+    # A matrix cell (A), a revision (HEAD) and a version id are not words to fill in.
+    assert meanings("git ledger matrix join V13 A && git revert HEAD", []) == []
+    declared = meanings("git ledger register V1 --bet '<BET>'", ["<BET>"])
+    assert declared == [{"name": "<BET>", "meaning": declared[0]["meaning"]}]
+    assert "hypothesis" in declared[0]["meaning"]

@@ -136,8 +136,12 @@ def meanings(command: str, placeholders: list[str]) -> list[dict[str, str]]:
     found = [*placeholders]
     for match in _FILL.finditer(command):
         word = match.group(0)
-        if word not in found and word not in _NOT_TO_FILL:
-            found.append(word)
+        # A bare capital word is one to fill only when it is known (a matrix cell is
+        # named A, a gate may be named in capitals): <...>, a|b and NAME.json always are.
+        bare = word[0].isupper() and not word.endswith(".json")
+        if word in found or word in _NOT_TO_FILL or (bare and word not in MEANINGS):
+            continue
+        found.append(word)
     return [{"name": word, "meaning": _meaning(word)} for word in found]
 
 
