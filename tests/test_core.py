@@ -73,7 +73,15 @@ def test_status_and_log_json_have_documented_keys(repo: Repo) -> None:
     ):
         assert key in status, key
     assert status["branch"] == "main"
-    assert set(status["next"]) == {"action", "command", "reason", "step", "placeholders", "edit"}
+    assert set(status["next"]) == {
+        "action",
+        "command",
+        "reason",
+        "step",
+        "placeholders",
+        "meanings",
+        "edit",
+    }
     log = repo.ok("log", "--json").json()
     assert len(log) == 1
     assert set(log[0]) >= {"commit", "time", "kind", "step", "subject", "author"}

@@ -149,7 +149,8 @@ def test_an_agent_drives_a_whole_version_and_next_agrees_with_the_cli(
         assert logged == {"items": loop_repo.ok("log", "-n", "3", "--json").json()}
         assert len(logged["items"]) == 3 and logged["items"][0]["kind"] == "conclude"
         report = await client.call("report")
-        assert report.structured_content is None
+        # A text tool's structured content is its text (its output schema says so).
+        assert report.structured_content == {"text": loop_repo.ok("report").out}
         assert report.content[0].text == loop_repo.ok("report").out
 
     drive(loop_repo, tmp_path, steps)
@@ -456,6 +457,7 @@ def _sample(schema: dict[str, Any], name: str) -> Any:
     if "enum" in schema:
         return schema["enum"][-1]
     return {
+        "object": {name: 1.5},
         "string": f"{name}-value",
         "integer": max(3, schema.get("minimum", 0)),
         "number": 2.5,
@@ -508,6 +510,8 @@ def test_every_tools_schema_matches_its_cli_options(
                 else str((tmp_path / "repo" / value).resolve())
             )
             got = [str(v) for v in got] if isinstance(got, tuple) else str(got)
+        if props[mcptools.prop_name(param)]["type"] == "object":
+            got = json.loads(got)  # the command takes the object's JSON text
         assert (list(got) if isinstance(got, tuple) else got) == value, param.name
     for token in spec.fixed:
         assert token in argv
@@ -671,7 +675,11 @@ def test_a_flag_defaults_to_off_in_its_schema_unless_the_verb_turns_it_on() -> N
         for param in mcptools.tool_params(spec, command):
             if isinstance(param, click.Option) and param.is_flag:
                 flags += 1
-                assert props[mcptools.prop_name(param)]["default"] is (param.default is True)
+                prop = props[mcptools.prop_name(param)]
+                if param.default is None:  # --x/--no-x unsaid: the command decides
+                    assert "default" not in prop and param.secondary_opts
+                    continue
+                assert prop["default"] is (param.default is True)
     assert flags > 10
     doctor = {spec.name: (spec, c) for spec, c in mcptools.available(cli)}["doctor"]
     assert mcptools.input_schema(*doctor)["properties"]["fix"]["default"] is False

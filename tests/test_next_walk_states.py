@@ -223,4 +223,5 @@ def test_next_with_a_failed_run_proposes_rerunning_those_seeds(bare_repo: Repo) 
 def test_next_json_schema(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
     data = json.loads(repo.ok("next", "--json").out)
-    assert set(data) == {"action", "command", "reason", "step", "placeholders", "edit"}
+    assert set(data) == {"action", "command", "reason", "step", "placeholders", "meanings", "edit"}
+    assert all(set(m) == {"name", "meaning"} for m in data["meanings"])

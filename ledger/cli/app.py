@@ -135,15 +135,36 @@ def show(obj: Ctx, step_id: str, as_json: bool) -> int:
 # Not a tool: it is the server itself.
 @declare("read", served=False)
 @cli.command()
+@click.option("--read-only", is_flag=True, help="Serve only the tools that change nothing.")
+@click.option(
+    "--tools",
+    "tool_sets",
+    default=None,
+    metavar="SETS",
+    help="Serve only these tool sets, comma-separated: core, read, write, destructive, "
+    "versions, campaign, batches.",
+)
+@click.option(
+    "--max-argument-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Refuse a longer argument as bad input (default 65536).",
+)
 @pass_ctx
-def mcp(obj: Ctx) -> int:
+def mcp(obj: Ctx, read_only: bool, tool_sets: str | None, max_argument_bytes: int | None) -> int:
     """Serve the verbs to agents over MCP (stdio), inside this repository only.
 
     Needs the extra: pip install 'git-ledger[mcp]'.
     """
     from ledger.mcp import stdio
 
-    return stdio.serve(obj.cwd, cli)
+    return stdio.serve(
+        obj.cwd,
+        cli,
+        read_only=read_only,
+        tools=tool_sets,
+        max_argument_bytes=max_argument_bytes,
+    )
 
 
 # Not a tool: it builds a throwaway repository elsewhere, and the server acts only
@@ -271,7 +292,14 @@ def config_() -> None:
     """Configuration transitions."""
 
 
-@declare("write")
+@declare(
+    "write",
+    config_key="key",
+    args={
+        "key": "The dotted ledger.toml key, e.g. stats.sigma_k (no key that names a command).",
+        "value": 'The new value, a TOML literal (e.g. 2.5, true, "text").',
+    },
+)
 @config_.command("set")
 @click.argument("key")
 @click.argument("value")

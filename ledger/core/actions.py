@@ -19,6 +19,7 @@ Standard library only: the verb modules that import this load on every
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -48,6 +49,26 @@ class Declared:
     open_world: bool = False
     # False: not an MCP tool; where it is declared says why.
     served: bool = True
+    # What each positional argument is, in words an agent can act on (click gives
+    # arguments no help); (click name, description) pairs.
+    args: tuple[tuple[str, str], ...] = ()
+    # The argument that names a ledger.toml key: the MCP server refuses keys that name
+    # a command to run or a place outside the repository (a person edits those).
+    config_key: str | None = None
+    # The MCP server holds a call of this verb until the calls in flight of open-world
+    # verbs (a run still starting) have returned: ``wait`` then sees their runs.
+    after_runs: bool = False
+
+
+# What the common positional arguments are, for every verb that takes one and says
+# nothing more specific in its declaration.
+ARGS: dict[str, str] = {
+    "step_id": "The step's id, e.g. V12 (a version), V12a (a sibling) or V13.A (a cell).",
+    "matrix_id": "The matrix's version id, e.g. V13 (its cells are V13.A, V13.B, ...).",
+    "file": "A file inside the repository, relative to its directory.",
+    "rev": "A git revision (commit, branch or tag) to read the ledger at.",
+    "rev_range": "A git revision range, e.g. main~10..main (default: all of history).",
+}
 
 
 def proposal(
@@ -62,7 +83,8 @@ def proposal(
 ) -> dict[str, Any]:
     """One step ``next --json`` proposes: the action's name, the exact command, why.
 
-    ``placeholders`` are the words of ``command`` a caller fills in, ``edit`` the
+    ``placeholders`` are the words of ``command`` a caller fills in, ``meanings`` what
+    each word to fill in stands for (every loop's, found in the command), ``edit`` the
     files to edit first; ``decide`` (only when given) says that the step is a
     person's decision and what they decide.
     """
@@ -72,8 +94,60 @@ def proposal(
         "reason": reason,
         "step": step,
         "placeholders": placeholders or [],
+        "meanings": meanings(command, placeholders or []),
         "edit": edit or [],
     }
     if decide is not None:
         out["decide"] = decide
     return out
+
+
+# What the words a caller fills in stand for, in every loop's commands.
+MEANINGS: dict[str, str] = {
+    "<BET>": "The hypothesis in one sentence: which change should move which metric.",
+    "<FALSIFIER>": "The result that would show the bet wrong.",
+    "<FILES>": "The files the version's code will change, comma-separated.",
+    "<GATE>": "A gate named in ledger.toml.",
+    "<REASON>": "Why, in one line of your own words.",
+    "TEXT": "Why, in one line of your own words.",
+    "<NEXT>": "What the loop does next, in one line.",
+    "<NOTES>": "Why this candidate is kept besides one with an equal gain.",
+    "<RESULTS.json>": "A results JSON object (over MCP: pass it inline as 'result').",
+    "RESULTS.json": "A results JSON object (over MCP: pass it inline as 'result').",
+    "CANDIDATE": "The commit (sha) of the candidate that was measured.",
+    "X": "The measured value: a number, or 'N/A: reason'.",
+    "WEIGHTS.json": "A {target: {key: value}} JSON file inside the repository: the weights.",
+    "RUN": "The loop's run id, a short name of your choice.",
+    "VALUE": "The new value.",
+    "SEEDS": "The seeds, comma-separated.",
+    "<V>": "A version id, e.g. V12.",
+}
+_FILL = re.compile(
+    r"<[A-Z][A-Za-z_.]*>"  # <BET>
+    r"|(?<![\w$/.<-])[A-Z][A-Z_]*(?:\.json)?(?![\w<>])"  # TEXT, WEIGHTS.json (not $EDITOR)
+    r"|(?<![\w-])[a-z]+(?:\|[a-z]+)+(?![\w])"  # promoted|rejected|held
+)
+_NOT_TO_FILL = frozenset({"HEAD", "ORIG_HEAD", "FETCH_HEAD"})
+
+
+def meanings(command: str, placeholders: list[str]) -> list[dict[str, str]]:
+    """What each word of ``command`` a caller fills in stands for (the declared ones and
+    those the command shows bare, such as CANDIDATE or true|false), in order."""
+    found = [*placeholders]
+    for match in _FILL.finditer(command):
+        word = match.group(0)
+        # A bare capital word is one to fill only when it is known (a matrix cell is
+        # named A, a gate may be named in capitals): <...>, a|b and NAME.json always are.
+        bare = word[0].isupper() and not word.endswith(".json")
+        if word in found or word in _NOT_TO_FILL or (bare and word not in MEANINGS):
+            continue
+        found.append(word)
+    return [{"name": word, "meaning": _meaning(word)} for word in found]
+
+
+def _meaning(word: str) -> str:
+    if word in MEANINGS:
+        return MEANINGS[word]
+    if "|" in word:
+        return f"One of: {', '.join(word.split('|'))}."
+    return "A value you choose; the reason says what it is for."

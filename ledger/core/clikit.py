@@ -91,6 +91,9 @@ def declare(
     note: str = "",
     open_world: bool = False,
     served: bool = True,
+    args: dict[str, str] | None = None,
+    config_key: str | None = None,
+    after_runs: bool = False,
 ) -> Callable[[C], C]:
     """Declare the verb below (see :class:`~ledger.core.actions.Declared`); the topmost
     decorator, above ``@click.command`` or ``@group.command``.
@@ -108,14 +111,23 @@ def declare(
         note=note,
         open_world=open_world,
         served=served,
+        args=tuple(sorted((args or {}).items())),
+        config_key=config_key,
+        after_runs=after_runs,
     )
 
     def attach(command: C) -> C:
         if not isinstance(command, click.Command) or isinstance(command, click.Group):
             raise TypeError(f"declare() goes above a verb's @click.command, not on {command!r}")
-        unknown = hidden - {p.name for p in command.params}
+        names = {p.name for p in command.params}
+        unknown = hidden - names
         if unknown:
             raise RuntimeError(f"verb {command.name!r} hides no such option: {sorted(unknown)}")
+        described = (set(args or {}) | ({config_key} if config_key else set())) - names
+        if described:
+            raise RuntimeError(
+                f"verb {command.name!r} names no such parameter: {sorted(described)}"
+            )
         flags = {opt for p in command.params for opt in p.opts}
         unknown_flags = [word for word in fixed if word.startswith("-") and word not in flags]
         if unknown_flags:

@@ -10,6 +10,7 @@ commands (``ledger.mcp.tools``), not from Python signatures.
 from __future__ import annotations
 
 import json
+from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -17,12 +18,13 @@ import anyio
 import anyio.to_thread
 import click
 import mcp_types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from ledger import __version__
 from ledger.core.errors import LedgerError
+from ledger.mcp import policy, prompts
 from ledger.mcp import tools as mcptools
 from ledger.mcp.server import Outcome, entries, execute, loop_of, read_entry, uri
 
@@ -78,20 +80,35 @@ def hints(spec: mcptools.ToolSpec) -> types.ToolAnnotations:
     )
 
 
-def tools(loop: str | None, app: click.Group) -> list[types.Tool]:
+def tools(
+    loop: str | None, app: click.Group, selection: policy.Selection | None = None
+) -> list[types.Tool]:
+    chosen = selection or policy.Selection()
     return [
         types.Tool(
             name=spec.name,
             description=mcptools.description(spec, command),
             input_schema=mcptools.input_schema(spec, command),
+            output_schema=policy.output_schema(spec),
             annotations=hints(spec),
         )
         for spec, command in mcptools.available(app)
-        if loop is None or spec.loop in (None, loop)
+        if (loop is None or spec.loop in (None, loop)) and chosen.serves(spec)
     ]
 
 
-def _result(outcome: Outcome) -> types.CallToolResult:
+def _structured(spec: mcptools.ToolSpec, outcome: Outcome) -> dict[str, Any]:
+    """The structured content its output schema promises (``policy.output_schema``)."""
+    if spec.output == "text":
+        return {"text": outcome.stdout}
+    if isinstance(outcome.data, dict):
+        return outcome.data
+    if outcome.data is not None:
+        return {"items": outcome.data}
+    return {"output": outcome.stdout}
+
+
+def _result(outcome: Outcome, spec: mcptools.ToolSpec) -> types.CallToolResult:
     if outcome.error is not None:
         text = json.dumps({"error": outcome.error}, sort_keys=True, ensure_ascii=False)
         return types.CallToolResult(
@@ -100,11 +117,7 @@ def _result(outcome: Outcome) -> types.CallToolResult:
             is_error=True,
         )
     content: list[types.ContentBlock] = [types.TextContent(text=outcome.stdout)]
-    structured: dict[str, Any] | None = None
-    if isinstance(outcome.data, dict):
-        structured = outcome.data
-    elif outcome.data is not None:
-        structured = {"items": outcome.data}
+    structured = _structured(spec, outcome)
     meta: dict[str, Any] | None = None
     if outcome.exit_code:
         # A check that found something (exit 1 without a refusal): the output says what.
@@ -118,26 +131,94 @@ def _result(outcome: Outcome) -> types.CallToolResult:
     )
 
 
-def build(start: Path, root: Path, app: click.Group) -> Server[Any]:
+class _InFlight:
+    """The calls of open-world tools (a run starting) not yet returned: a call declared
+    ``after_runs`` (wait) is held until there are none, so it sees their runs."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.idle = anyio.Event()
+        self.idle.set()
+
+    def enter(self) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.idle = anyio.Event()
+
+    def leave(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            self.idle.set()
+
+
+def build(
+    start: Path,
+    root: Path,
+    app: click.Group,
+    *,
+    selection: policy.Selection | None = None,
+    limit: int = policy.MAX_ARGUMENT_BYTES,
+) -> Server[Any]:
     """The server of ``app``'s verbs for the repository at ``root``, run as if started in
-    ``start``."""
+    ``start``; ``selection`` and ``limit`` are what ``mcp --read-only/--tools`` and
+    ``--max-argument-bytes`` set (:mod:`ledger.mcp.policy`)."""
+    chosen = selection or policy.Selection()
     by_name = {spec.name: spec for spec, _ in mcptools.available(app)}
+    runs = _InFlight()
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         loop = await anyio.to_thread.run_sync(loop_of, start)
-        return types.ListToolsResult(tools=tools(loop, app))
+        return types.ListToolsResult(tools=tools(loop, app, chosen))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         spec = by_name.get(params.name)
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
         arguments = dict(params.arguments or {})
-        outcome = await anyio.to_thread.run_sync(
-            execute, spec, arguments, start, root, app, abandon_on_cancel=True
+        if spec.declared.after_runs:
+            await runs.idle.wait()
+        if spec.open_world:
+            runs.enter()  # before any await: a wait that arrives next must see it
+        try:
+            writes = spec.kind != "read"
+            before = await anyio.to_thread.run_sync(loop_of, start) if writes else None
+            outcome = await anyio.to_thread.run_sync(
+                lambda: execute(spec, arguments, start, root, app, limit=limit, selection=chosen),
+                abandon_on_cancel=True,
+            )
+        finally:
+            if spec.open_world:
+                runs.leave()
+        if writes and await anyio.to_thread.run_sync(loop_of, start) != before:
+            # init (or a config change) changed the preset, and with it the tool list.
+            with suppress(Exception):
+                await ctx.session.send_tool_list_changed()
+        return _result(outcome, spec)
+
+    async def list_prompts(
+        ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        listed = []
+        for name in prompts.names():
+            found = prompts.prompt(name)
+            if found is not None:
+                listed.append(types.Prompt(name=name, description=found[0]))
+        return types.ListPromptsResult(prompts=listed)
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        found = prompts.prompt(params.name)
+        if found is None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown prompt {params.name!r}; the prompts are {', '.join(prompts.names())}",
+            )
+        description, text = found
+        return types.GetPromptResult(
+            description=description,
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
         )
-        return _result(outcome)
 
     async def list_resources(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -195,15 +276,26 @@ def build(start: Path, root: Path, app: click.Group) -> Server[Any]:
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
         on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
     )
 
 
-def serve(start: Path, root: Path, app: click.Group) -> int:
-    server = build(start, root, app)
+def serve(
+    start: Path,
+    root: Path,
+    app: click.Group,
+    *,
+    selection: policy.Selection | None = None,
+    limit: int = policy.MAX_ARGUMENT_BYTES,
+) -> int:
+    server = build(start, root, app, selection=selection, limit=limit)
+    # The tool list follows the ledger's preset (init changes it): say so to the client.
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await server.run(read_stream, write_stream, options)
 
     anyio.run(main)
     return 0

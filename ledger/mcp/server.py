@@ -34,6 +34,7 @@ import click
 
 from ledger.core.errors import BadInput, LedgerError, Refused, environment_error
 from ledger.core.repobase import write_atomic
+from ledger.mcp import policy
 from ledger.mcp import tools as mcptools
 
 EXTRA_HINT = "pip install 'git-ledger[mcp]'"
@@ -115,14 +116,30 @@ def _bad_usage(message: str) -> dict[str, object]:
 
 
 def execute(
-    spec: mcptools.ToolSpec, arguments: dict[str, Any], cwd: Path, root: Path, app: click.Group
+    spec: mcptools.ToolSpec,
+    arguments: dict[str, Any],
+    cwd: Path,
+    root: Path,
+    app: click.Group,
+    *,
+    limit: int = policy.MAX_ARGUMENT_BYTES,
+    selection: policy.Selection | None = None,
 ) -> Outcome:
-    """Run one tool call through the command line ``app``, in this process; never raises."""
+    """Run one tool call through the command line ``app``, in this process; never raises.
+
+    What an agent may not do (:mod:`ledger.mcp.policy`) is refused before the command
+    runs: an argument over ``limit`` bytes, a tool outside ``selection``, a
+    configuration key a person edits."""
     out, err = _streams()
     command = mcptools.command_for(spec, app)
     if command is None:
         return Outcome(2, error=_bad_usage(f"this git-ledger has no '{spec.name}' verb"))
     try:
+        chosen = selection or policy.Selection()
+        if not chosen.serves(spec):
+            raise Refused(f"[mcp-not-served] {spec.name}: {chosen.why_not(spec)}", "ask a person")
+        policy.check_size(spec, arguments, limit)
+        policy.check_config_key(spec, arguments)
         argv = mcptools.argv_for(spec, command, arguments, cwd, root)
     except LedgerError as exc:
         return Outcome(exc.exit_code, error=exc.as_dict())

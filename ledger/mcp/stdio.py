@@ -14,8 +14,20 @@ from ledger.core.errors import BadInput
 from ledger.mcp.server import EXTRA_HINT
 
 
-def serve(cwd: Path, app: click.Group) -> int:
-    """Serve MCP over stdio until the client closes the connection."""
+def serve(
+    cwd: Path,
+    app: click.Group,
+    *,
+    read_only: bool = False,
+    tools: str | None = None,
+    max_argument_bytes: int | None = None,
+) -> int:
+    """Serve MCP over stdio until the client closes the connection (``--read-only``,
+    ``--tools`` and ``--max-argument-bytes``: :mod:`ledger.mcp.policy`)."""
+    from ledger.core.loops import NAMES
+    from ledger.mcp import policy
+
+    selection = policy.selection(read_only, tools, NAMES)
     try:
         from ledger.mcp import sdk as mcpsdk
     except ImportError as exc:
@@ -26,4 +38,5 @@ def serve(cwd: Path, app: click.Group) -> int:
 
     start = cwd.resolve()
     root = Store(start).require_workdir().resolve()
-    return mcpsdk.serve(start, root, app)
+    limit = max_argument_bytes or policy.MAX_ARGUMENT_BYTES
+    return mcpsdk.serve(start, root, app, selection=selection, limit=limit)

@@ -18,6 +18,7 @@ line (it is handed the app), so the schema test runs without the extra.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import Any
 
 import click
 
-from ledger.core.actions import Declared, Kind, Output
+from ledger.core.actions import ARGS, Declared, Kind, Output
 from ledger.core.clikit import declared, verbs
 from ledger.core.errors import BadInput
 
@@ -116,10 +117,18 @@ def prop_name(param: click.Parameter) -> str:
     return param.name or param.human_readable_name
 
 
+def _is_json_object(param: click.Parameter) -> bool:
+    """An option whose value is one JSON object (``metavar="JSON"``): the tool takes the
+    object itself and hands the command its text."""
+    return isinstance(param, click.Option) and param.metavar == "JSON"
+
+
 def _type_schema(param: click.Parameter) -> dict[str, Any]:
     kind = param.type
     if isinstance(param, click.Option) and param.is_flag:
         return {"type": "boolean"}
+    if _is_json_object(param):
+        return {"type": "object"}
     if isinstance(kind, click.Choice):
         return {"type": "string", "enum": [str(c) for c in kind.choices]}
     if isinstance(kind, click.types.IntParamType | click.types.FloatParamType):
@@ -138,24 +147,29 @@ def _type_schema(param: click.Parameter) -> dict[str, Any]:
     return {"type": "string"}
 
 
-def _description(param: click.Parameter) -> str:
-    text = getattr(param, "help", None) or ""
+def _description(param: click.Parameter, spec: ToolSpec | None = None) -> str:
+    said = dict(spec.declared.args).get(param.name or "") if spec is not None else None
+    given = getattr(param, "help", None)
+    # The declaration's words first, then the option's help (a terse "true|false").
+    text = " ".join(t for t in (said, given) if t) or ARGS.get(param.name or "") or ""
     if isinstance(param, click.Argument):
         text = text or f"{param.human_readable_name} (the command's positional argument)."
-    if isinstance(param.type, click.Path):
+    if isinstance(param.type, click.Path) and text != ARGS["file"]:
         text += " A path inside the repository, relative to its directory."
     return text.strip()
 
 
-def param_schema(param: click.Parameter) -> dict[str, Any]:
+def param_schema(param: click.Parameter, spec: ToolSpec | None = None) -> dict[str, Any]:
     schema = _type_schema(param)
     if param.multiple or param.nargs == -1:
         schema = {"type": "array", "items": schema}
-    description = _description(param)
+    description = _description(param, spec)
     if description:
         schema["description"] = description
     default = param.default
-    if isinstance(param, click.Option) and param.is_flag:
+    if isinstance(param, click.Option) and param.is_flag and default is None:
+        pass  # --x/--no-x left unsaid: the command decides (its help says how)
+    elif isinstance(param, click.Option) and param.is_flag:
         schema["default"] = default is True  # not click's "unset" sentinel (truthy)
     elif isinstance(default, str | int | float | Path) and not param.multiple:
         # Not None, and not click's own "unset" sentinel.
@@ -168,7 +182,7 @@ def input_schema(spec: ToolSpec, command: click.Command) -> dict[str, Any]:
     params = tool_params(spec, command)
     return {
         "type": "object",
-        "properties": {prop_name(p): param_schema(p) for p in params},
+        "properties": {prop_name(p): param_schema(p, spec) for p in params},
         "required": [prop_name(p) for p in params if p.required],
         "additionalProperties": False,
     }
@@ -180,6 +194,7 @@ def description(spec: ToolSpec, command: click.Command) -> str:
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
     "string": (str,),
     "integer": (int,),
     "number": (int, float),
@@ -239,8 +254,12 @@ def argv_for(
             continue
         flag = max(param.opts, key=len)
         if isinstance(param, click.Option) and param.is_flag:
-            options += [flag] if value else []
+            # A --x/--no-x flag whose default is neither: false is said, not left out.
+            off = param.secondary_opts if param.default is None else []
+            options += [flag] if value else off[-1:]
             continue
+        if _is_json_object(param):
+            values = [json.dumps(value, sort_keys=True, ensure_ascii=False)]
         for item in values:
             text = repr(item) if isinstance(item, float) else str(item)
             options.append(f"{flag}={text}" if flag.startswith("--") else f"{flag}{text}")

@@ -19,7 +19,11 @@ def weights() -> None:
     """Batch weights: exactly one revision (or a copy) per closed batch."""
 
 
-@declare("write", loop="batches")
+@declare(
+    "write",
+    loop="batches",
+    args={"file": "A {target: {key: value}} JSON file inside the repository: batch-0's weights."},
+)
 @weights.command("init")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--frozen", multiple=True, help="A target that may never be revised (repeatable).")
@@ -35,7 +39,15 @@ def weights_init(
     return command.weights_init(obj.cwd, file, frozen, run_id, as_json)
 
 
-@declare("write", loop="batches")
+@declare(
+    "write",
+    loop="batches",
+    args={
+        "target": "The weights' target (top-level key) to revise.",
+        "key": "The key inside the target to revise.",
+        "reason": "Why this one weight changes (one line).",
+    },
+)
 @weights.command("revise")
 @click.option("--target", required=True)
 @click.option("--key", required=True)
@@ -93,7 +105,15 @@ def gate() -> None:
     """Gate arithmetic with thresholds from ledger.toml only (exit 0 pass, 1 fail)."""
 
 
-@declare("read", loop="batches")
+@declare(
+    "write",
+    loop="batches",
+    args={
+        "fidelity_rate": "The topic's fidelity rate, 0 to 1 (passes at >= fidelity_min).",
+        "mono": "Whether the topic's scores are monotonic:",
+        "endpoint": "Whether the topic's endpoints hold:",
+    },
+)
 @gate.command("topic")
 @click.option("--fidelity-rate", type=float, required=True)
 @click.option("--mono", required=True, help="true|false")
@@ -138,7 +158,7 @@ def gate_batch(obj: Ctx, flags: str, record: bool, as_json: bool) -> int:
     return command.gate_batch(obj.cwd, flags, record, as_json)
 
 
-@declare("read", loop="batches")
+@declare("destructive", loop="batches")
 @gate.command("converged")
 @click.option(
     "--recent", default=None, help="Ratios to judge (default: the recorded batch ratios)."
@@ -158,7 +178,7 @@ def trace() -> None:
     """Trace events (they ride along with the next batch commit)."""
 
 
-@declare("write", loop="batches")
+@declare("write", loop="batches", args={"event": "The trace event's name, e.g. topic-done."})
 @trace.command("emit")
 @click.argument("event")
 @click.option("--field", "fields", multiple=True, metavar="K=V", help="A field (repeatable).")

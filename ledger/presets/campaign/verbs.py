@@ -14,7 +14,11 @@ import click
 from ledger.core.clikit import Ctx, declare, json_option, pass_ctx
 
 
-@declare("write", loop="campaign")
+@declare(
+    "write",
+    loop="campaign",
+    args={"file": "The contract file (default: contract.md in the ledger directory)."},
+)
 @click.command()
 @click.argument("file", required=False, type=click.Path(path_type=Path))
 @json_option
@@ -58,7 +62,11 @@ def candidate() -> None:
     """Campaign candidates: one commit measured against the contract."""
 
 
-@declare("write", loop="campaign")
+@declare(
+    "write",
+    loop="campaign",
+    args={"verdict": "base (the first), promoted, rejected (reason required) or held."},
+)
 @candidate.command("record")
 @click.option("--commit", "commit", required=True, help="The candidate commit.")
 @click.option(
@@ -139,7 +147,7 @@ def mistake() -> None:
     """The campaign's mistakes log."""
 
 
-@declare("write", loop="campaign")
+@declare("write", loop="campaign", args={"text": "The mistake, in one line: what went wrong."})
 @mistake.command("add")
 @click.argument("text")
 @click.option("--caught-by", required=True, help="What caught it.")

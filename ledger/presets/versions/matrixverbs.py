@@ -57,7 +57,12 @@ def matrix_status(obj: Ctx, matrix_id: str, fetch: bool, as_json: bool) -> int:
     return command.status(obj.cwd, matrix_id, fetch, as_json)
 
 
-@declare("write", loop="versions", note="Adds the cell's worktree here.")
+@declare(
+    "write",
+    loop="versions",
+    note="Adds the cell's worktree here.",
+    args={"cell": "The cell's letter, e.g. A for V13.A."},
+)
 @matrix.command("join")
 @click.argument("matrix_id")
 @click.argument("cell")

@@ -25,17 +25,41 @@ def parse_conditions(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(out))
 
 
-def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool) -> int:
-    check_safe(vid, "version id")
-    ctx = open_context(cwd)
-    if not file.is_file():
+def _raw(file: Path | None, inline: str | None, limit: int) -> tuple[bytes, str]:
+    """The results' bytes and the name provenance gives them: FILE's, or the inline JSON's
+    (an agent's result, never written to the work tree: only the entry holds it)."""
+    if (file is None) == (inline is None):
+        raise BadInput("record takes FILE or --result JSON, one of them", "pass exactly one")
+    if inline is not None:
+        raw = inline.encode("utf-8")
+        if len(raw) > limit:
+            raise BadInput(
+                f"--result is larger than {limit} bytes",
+                "raise [run] result_max_bytes or record a smaller summary",
+            )
+        return raw, "inline.json"
+    if file is None or not file.is_file():
         raise BadInput(f"no such results file: {file}", "pass the path of a JSON results file")
-    if file.stat().st_size > ctx.config.run.result_max_bytes:
+    if file.stat().st_size > limit:
         raise BadInput(
-            f"{file} is larger than {ctx.config.run.result_max_bytes} bytes",
+            f"{file} is larger than {limit} bytes",
             "raise [run] result_max_bytes or record a smaller summary",
         )
-    raw = file.read_bytes()
+    return file.read_bytes(), file.name
+
+
+def run(
+    cwd: Path,
+    vid: str,
+    file: Path | None,
+    measurement: Measurement,
+    as_json: bool,
+    *,
+    inline: str | None = None,
+) -> int:
+    check_safe(vid, "version id")
+    ctx = open_context(cwd)
+    raw, source_name = _raw(file, inline, ctx.config.run.result_max_bytes)
     dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
 
     def build(snap: Snapshot) -> Transition:
@@ -52,7 +76,7 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
             version,
             m,
             raw,
-            file.name,
+            source_name,
             code_commit=snap.commit_id,
             dirty=dirty_check.result(),
             existing=existing,

@@ -46,10 +46,21 @@ def register(ctx: click.Context, /, **options: Any) -> int:
     return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
 
 
-@declare("write", loop="versions", note="FILE is a path inside the repository.")
+@declare(
+    "write",
+    loop="versions",
+    note="FILE is a path inside the repository; or pass the results inline as result.",
+)
 @click.command()
 @click.argument("step_id")
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--result",
+    "inline",
+    default=None,
+    metavar="JSON",
+    help="The results as one JSON object, instead of FILE (nothing is written but the entry).",
+)
 @click.option("--gate", required=True, help="The gate these results are for.")
 @click.option("--seed", default=None, help="The seed of this run.")
 @click.option("--window", default=None, help="The walk-forward window of this run.")
@@ -75,7 +86,8 @@ def register(ctx: click.Context, /, **options: Any) -> int:
 def record(
     obj: Ctx,
     step_id: str,
-    file: Path,
+    file: Path | None,
+    inline: str | None,
     gate: str,
     seed: str | None,
     window: str | None,
@@ -104,10 +116,16 @@ def record(
         replace=replace,
         remeasure=remeasure,
     )
-    return command.run(home(obj.cwd, step_id), step_id, file, measurement, as_json)
+    return command.run(home(obj.cwd, step_id), step_id, file, measurement, as_json, inline=inline)
 
 
-@declare("destructive", loop="versions")
+@declare(
+    "destructive",
+    loop="versions",
+    args={
+        "verdict": "The verdict: confirmed, refuted or inconclusive (the numbers must allow it)."
+    },
+)
 @click.command()
 @click.argument("step_id")
 @click.option(
@@ -174,7 +192,11 @@ def triggers(obj: Ctx, as_json: bool) -> int:
     return command.run_triggers(obj.cwd, as_json)
 
 
-@declare("write", loop="versions")
+@declare(
+    "write",
+    loop="versions",
+    args={"after": "The version the reflection follows (default: the latest concluded)."},
+)
 @click.command()
 @click.argument("after", required=False)
 @click.option(
@@ -189,7 +211,11 @@ def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool) -> int:
     return command.run_reflect(obj.cwd, after, commit, as_json)
 
 
-@declare("write", loop="versions")
+@declare(
+    "write",
+    loop="versions",
+    args=dict(action="declare: park registration at a phase transition; resume: lift it."),
+)
 @click.command()
 @click.argument("action", type=click.Choice(["declare", "resume"]))
 @click.option("--reason", default=None, help="Why the loop is parked.")
@@ -234,7 +260,15 @@ def baseline(obj: Ctx, as_json: bool) -> int:
     return command.run_baseline(obj.cwd, as_json)
 
 
-@declare("read", loop="versions", hidden=frozenset({"fmt_name"}))
+@declare(
+    "read",
+    loop="versions",
+    hidden=frozenset({"fmt_name"}),
+    args={
+        "a": "The version compared against, e.g. V11.",
+        "b": "The version whose deltas are shown, e.g. V12.",
+    },
+)
 @click.command()
 @click.argument("a")
 @click.argument("b")
@@ -259,7 +293,11 @@ def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
 )
 @click.command("run", cls=KeepsArgs)
 @click.argument("step_id")
-@click.option("--gate", default=None, help="The gate whose command to run (required).")
+@click.option(
+    "--gate",
+    default=None,
+    help="The gate whose command to run (required unless --record-finished).",
+)
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
 @click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
 @click.option(
@@ -306,7 +344,7 @@ def run_(ctx: click.Context, /, **options: Any) -> int:
 
 
 # Every ledger lists it: the runs it waits for may be any loop's.
-@declare("write", note="Blocks until the runs end or the timeout passes.")
+@declare("write", note="Blocks until the runs end or the timeout passes.", after_runs=True)
 @click.command()
 @click.option(
     "--timeout", type=float, default=None, help="Give up after this many seconds (exit 1)."
