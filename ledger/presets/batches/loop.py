@@ -102,7 +102,23 @@ def _numbered(snap: Snapshot, folder: str) -> dict[int, tuple[str, str]]:
     return out
 
 
-_TOPIC = re.compile(r"/topics/batch-(\d+)/([^/]+)\.json$")
+# ``topics/batch-N/T.json`` is a topic's first measurement, ``T~K.json`` its K-th
+# re-measurement (``~`` is never part of a topic id, so the names never collide); the
+# highest K present is the topic's result. Each file is only ever added.
+_TOPIC = re.compile(r"/topics/batch-(\d+)/([^/~]+)(?:~(\d+))?\.json$")
+
+
+def topic_file(base: str, n: int, topic: str, k: int = 0) -> str:
+    """Where measurement ``k`` of ``topic`` in batch ``n`` lives (0: the first)."""
+    return f"{base}/topics/batch-{n}/{topic}{f'~{k}' if k else ''}.json"
+
+
+def topic_of(path: str) -> tuple[int, str, int] | None:
+    """(batch, topic, k) of a topic file's path, else None."""
+    match = _TOPIC.search(path)
+    if match is None:
+        return None
+    return int(match.group(1)), match.group(2), int(match.group(3) or 0)
 
 
 def load(config: LedgerConfig, snap: Snapshot) -> Batches:
@@ -142,16 +158,21 @@ def load(config: LedgerConfig, snap: Snapshot) -> Batches:
             )
         except BadInput as exc:
             b.problems.append((path, exc.message))
+    latest: dict[tuple[int, str], tuple[int, dict[str, Any]]] = {}
     for path, blob in sorted(snap.files(f"{base}/topics").items()):
-        match = _TOPIC.search(path)
+        where = topic_of(path)
         try:
-            if match is None:
-                raise BadInput(f"{path}: not topics/batch-N/TOPIC.json")
+            if where is None:
+                raise BadInput(f"{path}: not topics/batch-N/TOPIC.json (or TOPIC~K.json)")
             entry = parse_entry(TopicEntry, snap.read_blob(blob), path)
         except BadInput as exc:
             b.problems.append((path, exc.message))
             continue
-        b.topics.setdefault(int(match.group(1)), []).append(entry.model_dump(by_alias=True))
+        n, name, k = where
+        if (n, name) not in latest or latest[(n, name)][0] < k:
+            latest[(n, name)] = (k, {**entry.model_dump(by_alias=True), "k": k})
+    for (n, _name), (_k, item) in latest.items():
+        b.topics.setdefault(n, []).append(item)
     for items in b.topics.values():
         items.sort(key=lambda t: (int(t.get("seq", 0)), str(t["topic"])))
     for n, (path, blob) in _numbered(snap, f"{base}/revisions").items():

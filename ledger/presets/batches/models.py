@@ -39,6 +39,14 @@ class BatchGateEntry(LoopEntry):
     passed: bool = Field(alias="pass")
 
 
+class Remeasure(LoopEntry):
+    """Why a topic was measured again (``gate topic --remeasure``), and what it replaced."""
+
+    k: int = Field(ge=1)
+    reason: str = Field(min_length=1)
+    previous: dict[str, Any] | None = None
+
+
 class TopicEntry(LoopEntry):
     batch: int = Field(ge=0)
     topic: str = Field(min_length=1)
@@ -47,6 +55,7 @@ class TopicEntry(LoopEntry):
     thresholds: dict[str, Any]
     rule: str
     passed: bool = Field(alias="pass")
+    remeasure: Remeasure | None = None
 
 
 class RevisionEntry(LoopEntry):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ledger.core.actions import proposal
 from ledger.core.loops import Preset
 from ledger.presets.batches import loop as batches
+from ledger.presets.batches import rules
 
 if TYPE_CHECKING:
     from ledger.core.context import Context
@@ -143,7 +144,12 @@ class BatchesPreset(Preset):
                 "rule": "one revision per closed batch, never edited",
                 "mode": "append",
             },
-            {"paths": "topics/**", "changed_by": "topic", "rule": "added only", "mode": "append"},
+            {
+                "paths": "topics/**",
+                "changed_by": "topic,topic-remeasure",
+                "rule": "added only (a re-measurement is a file of its own)",
+                "mode": "append",
+            },
             {
                 "paths": "gates/batch-*.json",
                 "changed_by": "batch-close",
@@ -219,20 +225,19 @@ class BatchesPreset(Preset):
             )
         cfg = b.thresholds()
         if not b.closed(n):
-            done = b.done_topics(n)
-            if len(done) < cfg.topics_per_batch:
-                topic, _ = batches.next_topic(done)
-                return _action(
-                    "topic",
-                    f"git ledger gate topic --record --topic {topic} "
-                    "--fidelity-rate X --mono true|false --endpoint true|false",
-                    f"batch {n}: {len(done)} of {cfg.topics_per_batch} topics recorded",
-                )
-            flags = ",".join("true" if t["pass"] else "false" for t in done)
+            from ledger.core.verify import history_notes
+
+            notes = history_notes(ctx.store, ctx.config, ctx.config_file)
+            taken = rules.withdrawn_topics(notes, ctx.dir)
+            blockers = rules.close_blockers(b, n, cfg.topics_per_batch, taken)
+            if blockers:
+                block = blockers[0]
+                action = "remeasure" if block.rule == "topic-withdrawn" else "topic"
+                return _action(action, block.fix, f"[{block.rule}] {block.message}")
             return _action(
                 "close-batch",
-                f"git ledger gate batch --flags {flags} --record",
-                f"batch {n}: every topic is recorded",
+                "git ledger gate batch --record",
+                f"batch {n}: every topic is recorded; the batch closes from their results",
             )
         if batches.converged(cfg, b.ratios())["pass"]:
             return _action(

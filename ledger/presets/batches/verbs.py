@@ -104,6 +104,12 @@ def gate() -> None:
     default=None,
     help="Record the result for the open batch (a commit); the default when --topic is given.",
 )
+@click.option(
+    "--remeasure",
+    is_flag=True,
+    help="Measure a recorded (or withdrawn) topic again; needs --topic and --reason.",
+)
+@click.option("--reason", default=None, help="Why the topic is measured again (--remeasure).")
 @json_option
 @pass_ctx
 def gate_topic(
@@ -113,26 +119,49 @@ def gate_topic(
     endpoint: str,
     topic: str | None,
     record: bool | None,
+    remeasure: bool,
+    reason: str | None,
     as_json: bool,
 ) -> int:
     """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints.
 
-    Naming the topic records its result, so the loop knows which topics are done.
+    Naming the topic records its result, so the loop knows which topics are done. A
+    recorded result changes only by --remeasure with a --reason.
     """
     from ledger.presets.batches import commands as command
 
-    chosen = record if record is not None else topic is not None
-    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, topic, chosen, as_json)
+    chosen = record if record is not None else topic is not None or remeasure
+    return command.gate_topic(
+        obj.cwd,
+        fidelity_rate,
+        mono,
+        endpoint,
+        topic,
+        chosen,
+        as_json,
+        remeasure=remeasure,
+        reason=reason,
+    )
 
 
 @declare("write", loop="batches")
 @gate.command("batch")
-@click.option("--flags", required=True, help="One true/false per topic, comma-separated.")
-@click.option("--record", is_flag=True, help="Close the current batch with this result (a commit).")
+@click.option(
+    "--flags",
+    default=None,
+    help="One true/false per topic, comma-separated (with --record: read from the topics).",
+)
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Close the current batch from its recorded topics (a commit).",
+)
 @json_option
 @pass_ctx
-def gate_batch(obj: Ctx, flags: str, record: bool, as_json: bool) -> int:
-    """Batch gate: pass ratio >= batch_ratio_min AND passed topics >= hard_line."""
+def gate_batch(obj: Ctx, flags: str | None, record: bool, as_json: bool) -> int:
+    """Batch gate: pass ratio >= batch_ratio_min AND passed topics >= hard_line.
+
+    With --record the flags are the recorded topics' results, every topic recorded."""
     from ledger.presets.batches import commands as command
 
     return command.gate_batch(obj.cwd, flags, record, as_json)

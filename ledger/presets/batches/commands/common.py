@@ -14,6 +14,7 @@ from ledger.core.model.config import BatchesTable
 from ledger.core.store import write_atomic
 from ledger.presets.batches import loop as batches
 from ledger.presets.batches.loop import Batches
+from ledger.presets.batches.rules import Withdrawn, withdrawn_topics
 
 
 def open_batches(cwd: Path) -> Context:
@@ -59,3 +60,11 @@ def frozen_thresholds(ctx: Context, b: Batches) -> BatchesTable:
         setting, line = broken
         raise Refused(f"[thresholds-frozen] {line}", f"restore it: {setting.restore()}")
     return b.thresholds()
+
+
+def withdrawn(ctx: Context) -> list[Withdrawn]:
+    """The topic measurements a ``git revert`` withdrew, as ``verify`` reports them (from
+    its report cache when current); none when history cannot be verified."""
+    from ledger.core.verify import history_notes
+
+    return withdrawn_topics(history_notes(ctx.store, ctx.config, ctx.config_file), ctx.dir)
