@@ -17,6 +17,8 @@ from ledger.presets.batches import loop as batches
 from ledger.presets.batches import rules
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ledger.core.context import Context
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
@@ -24,8 +26,9 @@ if TYPE_CHECKING:
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
 
-# Entries written only by the loop's verbs (transitions), never by a hand commit.
-TRANSITION_ONLY = ("weights/", "gates/", "topics/", "revisions/")
+# Entries written only by the loop's verbs (transitions), never by a hand commit; the
+# trace is written by ``trace emit`` and rides along with the next transition.
+TRANSITION_ONLY = ("weights/", "gates/", "topics/", "revisions/", "trace/")
 
 
 def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, Any]:
@@ -104,7 +107,8 @@ class BatchesPreset(Preset):
                 Finding(
                     "transition-only",
                     f"{', '.join(touched[:3])} change only through their transitions "
-                    "(weights init|revise|copy, gate topic|batch|converged --record)",
+                    "(weights init|revise|copy, gate topic|batch|converged --record; trace "
+                    "events ride along with them)",
                     f"git restore --staged --worktree {' '.join(touched[:3])}",
                 )
             )
@@ -164,6 +168,11 @@ class BatchesPreset(Preset):
             },
         ]
 
+    def history_checks(self) -> dict[str, Any]:
+        from ledger.presets.batches.history import CHECKS
+
+        return dict(CHECKS)
+
     def headline(self, data: dict[str, Any]) -> str:
         b = data.get("batches")
         if not isinstance(b, dict):
@@ -194,6 +203,29 @@ class BatchesPreset(Preset):
                 "converged": b.converged_at,
             }
         }
+
+    def fresh_next(
+        self, cwd: Path, top: Path, common: Path, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The trace on disk (not in the ledger tree): a line no verb wrote refuses every
+        transition it would ride along with, so it comes first."""
+        nxt: dict[str, Any] = data["next"]
+        if not data.get("batches", {}).get("run_id") or nxt.get("done"):
+            return nxt
+        from ledger.core.context import open_context
+        from ledger.presets.batches.commands.common import trace_findings
+
+        ctx = open_context(top)
+        b = batches.load(ctx.config, ctx.store.snapshot())
+        found = trace_findings(ctx, b, ctx.store.snapshot(), write=False)
+        if not found:
+            return nxt
+        return _action(
+            "fix-trace",
+            f"$EDITOR {batches.trace_path(ctx.config, b.run_id)}",
+            f"[{found[0].rule}] {found[0].message}; every transition is refused until it "
+            f"is gone (fix: {found[0].fix})",
+        )
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         b = batches.load(ctx.config, ctx.store.snapshot(state.commit_id))

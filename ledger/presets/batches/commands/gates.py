@@ -22,8 +22,12 @@ from ledger.presets.batches import rules
 from ledger.presets.batches.commands.common import (
     frozen_thresholds,
     open_batches,
+    remember,
+    require_clean_history,
     require_not_converged,
+    trace_findings,
     trace_ride_along,
+    trace_text,
     withdrawn,
 )
 from ledger.presets.batches.loop import Batches
@@ -79,6 +83,7 @@ def gate_topic(
         check_safe(topic, "--topic")
     if not record:
         return _print_gate(result, as_json, "topic gate")
+    require_clean_history(ctx)
     taken = withdrawn(ctx)
 
     def build(snap: Snapshot) -> Transition:
@@ -120,7 +125,7 @@ def gate_topic(
                 "close it: git ledger gate batch --record",
             )
         entry = {"batch": n, "topic": name, "seq": seq, **result, **extra}
-        writes: dict[str, bytes | None] = trace_ride_along(ctx, b)
+        writes: dict[str, bytes | None] = trace_ride_along(ctx, b, snap)
         writes[batches.topic_file(ctx.dir, n, name, k)] = dump_json(entry).encode()
         verdict = "pass" if result["pass"] else "fail"
         return Transition(
@@ -174,6 +179,7 @@ def gate_batch(cwd: Path, flags: str | None, record: bool, as_json: bool) -> int
     result = batches.batch_gate(cfg, parsed) if parsed is not None else None
     if result is not None and not record:
         return _print_gate(result, as_json, "batch gate")
+    require_clean_history(ctx)
     taken = withdrawn(ctx)
 
     def build(snap: Snapshot) -> Transition:
@@ -189,7 +195,7 @@ def gate_batch(cwd: Path, flags: str | None, record: bool, as_json: bool) -> int
                 "drop --flags: a recorded batch is closed from its topics' results",
             )
         closing = batches.batch_gate(cfg, recorded)
-        writes: dict[str, bytes | None] = trace_ride_along(ctx, b)
+        writes: dict[str, bytes | None] = trace_ride_along(ctx, b, snap)
         writes[f"{ctx.dir}/gates/batch-{n}.json"] = dump_json({"batch": n, **closing}).encode()
         return Transition(
             kind="batch-close",
@@ -226,6 +232,7 @@ def gate_converged(cwd: Path, recent: str | None, record: bool, as_json: bool) -
     if not result["pass"]:
         _print_gate(result, as_json, "converged")
         raise Refused("not converged: nothing recorded", "close more batches")
+    require_clean_history(ctx)
 
     def build(snap: Snapshot) -> Transition:
         b = batches.load(ctx.config, snap)
@@ -233,10 +240,12 @@ def gate_converged(cwd: Path, recent: str | None, record: bool, as_json: bool) -
         n = b.current
         if n is None or not b.closed(n):
             raise Refused("the current batch is not closed", "git ledger gate batch ... --record")
-        root = ctx.store.require_workdir()
-        rel = batches.trace_path(ctx.config, b.run_id)
-        path = root / rel
-        text = batches.repair_trace(path.read_text() if path.is_file() else "")
+        found = trace_findings(ctx, b, snap)
+        if found:
+            raise Refused.of(found)
+        rel, committed, on_disk = trace_text(ctx, b, snap)
+        path = ctx.store.require_workdir() / rel
+        text = before = on_disk if on_disk is not None else committed
         for event in ("converged", "run_end"):
             seq = batches.last_seq(text) + 1
             text += (
@@ -252,6 +261,7 @@ def gate_converged(cwd: Path, recent: str | None, record: bool, as_json: bool) -
                 + "\n"
             )
         write_atomic(path, text.encode())
+        remember(ctx, before, text)
         meta = {**(b.meta or {}), "converged": n}
         return Transition(
             kind="converged",

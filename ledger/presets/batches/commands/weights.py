@@ -21,6 +21,7 @@ from ledger.core.store import Snapshot, Transition
 from ledger.presets.batches import loop as batches
 from ledger.presets.batches.commands.common import (
     open_batches,
+    require_clean_history,
     require_not_converged,
     say,
     trace_ride_along,
@@ -153,6 +154,7 @@ def weights_change(
                 f"rephrase without them ({cfg.forbidden_vocabulary})",
             )
 
+    require_clean_history(ctx)
     # Validated above for a revision; plain strings from here on.
     target_s, key_s, new_s = target or "", key or "", new or ""
     value: Any = parse_new(new_s, as_string)
@@ -161,7 +163,7 @@ def weights_change(
         b = batches.load(ctx.config, snap)
         n = _open_next(ctx, b)
         base = ctx.dir
-        writes: dict[str, bytes | None] = trace_ride_along(ctx, b)
+        writes: dict[str, bytes | None] = trace_ride_along(ctx, b, snap)
         if copy:
             writes[f"{base}/weights/batch-{n + 1}.json"] = snap.read_blob(b.weight_blobs[n])
             return Transition(
