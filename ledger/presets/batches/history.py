@@ -10,8 +10,8 @@ them on every commit (:meth:`ledger.core.loops.Preset.history_checks`), and the 
 - ``trace-seq``: each line's ``seq`` is one past the line before (never reused);
 - ``trace-after-run-end``: nothing follows a ``run_end`` event;
 - ``meta-frozen``: ``weights/meta.json`` is written once by ``weights init``; the
-  ``converged`` transition only adds ``converged`` (the frozen targets, the run id and
-  the thresholds never change).
+  ``converged`` transition only adds ``converged`` and ``weights vocabulary`` only
+  changes ``vocabulary`` (the frozen targets, the run id and the thresholds never change).
 
 Pure: bytes in, ``(rule, message, fix)`` out.
 """
@@ -35,6 +35,7 @@ TRANSITIONS = frozenset(
         "topic-remeasure",
         "batch-close",
         "converged",
+        "vocabulary",
     }
 )
 
@@ -132,13 +133,13 @@ def check_trace(
 def check_meta(
     kind: str | None, old: bytes | None, new: bytes | None, undoes: bool
 ) -> list[tuple[str, str, str]]:
-    if undoes or kind not in ("weights-init", "converged"):
+    if undoes or kind not in ("weights-init", "converged", "vocabulary"):
         return []  # the transitions-only rule speaks for a hand edit
     before, after = _json(old), _json(new)
     if kind == "weights-init" and old is not None:
         return [("meta-frozen", "weights init rewrote weights/meta.json", _META_FIX)]
-    if kind == "converged":
-        drop = {"converged"}
+    if kind in ("converged", "vocabulary"):
+        drop = {kind}
         same = {k: v for k, v in before.items() if k not in drop} == {
             k: v for k, v in after.items() if k not in drop
         }
@@ -146,8 +147,8 @@ def check_meta(
             return [
                 (
                     "meta-frozen",
-                    "the converged transition changed weights/meta.json beyond 'converged' "
-                    "(frozen targets, run id or thresholds)",
+                    f"the {kind} transition changed weights/meta.json beyond '{kind}' "
+                    "(frozen targets, run id, thresholds or vocabulary)",
                     _META_FIX,
                 )
             ]

@@ -241,65 +241,64 @@ def parse_bool(value: str, name: str) -> bool:
     raise BadInput(f"{name}: {value!r} is not true or false")
 
 
-def _normal(text: str) -> str:
-    """Lower case; hyphens, underscores and whitespace dropped; simple plurals singular."""
-    words = re.split(r"[\s_\-]+", text.lower())
-    out = []
-    for w in words:
-        if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
-            w = w[:-2]
-        elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.append(w)
-    return "".join(out)
-
-
 def vocabulary(root: Path, cfg: BatchesTable) -> list[str]:
-    """The forbidden vocabulary; a configured file that is missing is bad input."""
+    """The forbidden vocabulary in the work tree; a configured file that is missing is bad
+    input. (The verbs audit with the committed vocabulary frozen at ``weights init``:
+    :func:`frozen_vocabulary`.)"""
+    from ledger.presets.batches.leak import read_words
+
     if not cfg.forbidden_vocabulary:
         return []
     path = root / cfg.forbidden_vocabulary
     if not path.is_file():
-        raise BadInput(
-            f"the forbidden-vocabulary file {cfg.forbidden_vocabulary} is missing",
-            'restore it (one word or phrase a line), or set [batches] forbidden_vocabulary = "" '
-            "to turn the leak audit off knowingly",
-        )
-    return [
-        w.strip()
-        for w in path.read_text(encoding="utf-8").splitlines()
-        if w.strip() and not w.strip().startswith("#")
-    ]
+        raise _missing(cfg.forbidden_vocabulary)
+    return read_words(path.read_text(encoding="utf-8"))
+
+
+def _missing(name: str) -> BadInput:
+    return BadInput(
+        f"the forbidden-vocabulary file {name} is missing",
+        'restore it (one word or phrase a line), or set [batches] forbidden_vocabulary = "" '
+        "to turn the leak audit off knowingly",
+    )
+
+
+def committed_vocabulary(snap: Snapshot, cfg: BatchesTable) -> list[str]:
+    """The forbidden vocabulary as committed at ``snap`` (the work tree does not count)."""
+    from ledger.presets.batches.leak import read_words
+
+    if not cfg.forbidden_vocabulary:
+        return []
+    data = snap.read(cfg.forbidden_vocabulary)
+    if data is None:
+        raise _missing(cfg.forbidden_vocabulary)
+    return read_words(data.decode("utf-8", errors="replace"))
+
+
+def frozen_vocabulary(b: Batches, snap: Snapshot) -> list[str]:
+    """The vocabulary the leak audit uses: frozen into meta.json at ``weights init`` (or by
+    ``weights vocabulary``); the committed file for a ledger that froze none."""
+    frozen = (b.meta or {}).get("vocabulary")
+    if isinstance(frozen, list):
+        return [str(w) for w in frozen]
+    return committed_vocabulary(snap, table(b.config))
 
 
 def forbidden_words(root: Path, cfg: BatchesTable, text: str) -> list[str]:
-    """Words of the forbidden vocabulary that appear in ``text`` (leak audit), matched
-    after normalising case, hyphens, underscores, whitespace and simple plurals."""
-    words = vocabulary(root, cfg)
-    tokens = [t for t in re.split(r"[^\w\-]+", text.lower()) if t]
-    found = []
-    for w in words:
-        target = _normal(w)
-        if not target:
-            continue
-        size = len(re.split(r"[\s_\-]+", w.strip()))
-        # Windows of tokens up to the phrase's size (and one more for split words).
-        hit = any(
-            _normal(" ".join(tokens[i : i + k])) == target
-            for k in range(1, size + 2)
-            for i in range(len(tokens) - k + 1)
-        )
-        if hit:
-            found.append(w)
-    return found
+    """Words of the work tree's forbidden vocabulary that appear in ``text`` in any form
+    (:mod:`ledger.presets.batches.leak`: stems, compounds, case, spacing)."""
+    from ledger.presets.batches.leak import matches
+
+    return matches(vocabulary(root, cfg), text)
 
 
 FORBIDDEN_TEMPLATE = """\
 # Forbidden vocabulary for the leak audit of git-ledger's batches loop.
 # One word or phrase a line; 'weights revise' refuses a new value that uses any
-# of them. Matching ignores case, hyphens, underscores, spacing and simple
-# plurals ("check-list", "Checklists" and "check  list" all hit "checklist").
-# Lines starting with # are comments.
+# of them in any form: stems and parts of compounds ("re-checklisted",
+# "checklist-driven", "quality_checklist" and "check  list" all hit "checklist").
+# Commit it before 'weights init', which freezes it; change it later with
+# 'git ledger weights vocabulary --reason TEXT'. Lines starting with # are comments.
 """
 
 

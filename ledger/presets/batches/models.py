@@ -27,6 +27,8 @@ class WeightsMeta(LoopEntry):
     run_id: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
     thresholds: Thresholds | None = None
     converged: int | None = None
+    # The forbidden vocabulary, frozen at ``weights init`` (``weights vocabulary`` changes it).
+    vocabulary: list[str] | None = None
 
 
 class BatchGateEntry(LoopEntry):

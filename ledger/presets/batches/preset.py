@@ -139,7 +139,7 @@ class BatchesPreset(Preset):
             },
             {
                 "paths": "weights/meta.json",
-                "changed_by": "weights-init,converged",
+                "changed_by": "weights-init,converged,vocabulary",
                 "rule": "frozen",
             },
             {

@@ -45,6 +45,9 @@ def weights_init(
 @click.option(
     "--replace-container", is_flag=True, help="Allow replacing an object or list with a scalar."
 )
+@click.option(
+    "--allow-null", is_flag=True, help="Allow --new null (JSON null) to clear the weight."
+)
 @json_option
 @pass_ctx
 def weights_revise(
@@ -55,6 +58,7 @@ def weights_revise(
     reason: str,
     as_string: bool,
     replace_container: bool,
+    allow_null: bool,
     as_json: bool,
 ) -> int:
     """Revise exactly one weight of the closed batch; opens the next batch.
@@ -71,6 +75,7 @@ def weights_revise(
         reason=reason,
         as_string=as_string,
         replace_container=replace_container,
+        allow_null=allow_null,
         as_json=as_json,
     )
 
@@ -86,6 +91,18 @@ def weights_copy(obj: Ctx, as_json: bool) -> int:
     return command.weights_change(
         obj.cwd, copy=True, target=None, key=None, new=None, reason=None, as_json=as_json
     )
+
+
+@declare("write", loop="batches")
+@weights.command("vocabulary")
+@click.option("--reason", required=True, help="Why the forbidden vocabulary changes.")
+@json_option
+@pass_ctx
+def weights_vocabulary(obj: Ctx, reason: str, as_json: bool) -> int:
+    """Freeze the committed forbidden vocabulary anew (the leak audit's words)."""
+    from ledger.presets.batches import commands as command
+
+    return command.weights_vocabulary(obj.cwd, reason, as_json)
 
 
 @click.group()
