@@ -177,7 +177,9 @@ def load(config: LedgerConfig, snap: Snapshot) -> Batches:
         items.sort(key=lambda t: (int(t.get("seq", 0)), str(t["topic"])))
     for n, (path, blob) in _numbered(snap, f"{base}/revisions").items():
         try:
-            b.revisions[n] = parse_entry(RevisionEntry, snap.read_blob(blob), path).model_dump()
+            b.revisions[n] = parse_entry(RevisionEntry, snap.read_blob(blob), path).model_dump(
+                exclude_unset=True
+            )
         except BadInput as exc:
             b.problems.append((path, exc.message))
     b.view = snap.read(f"{base}/{REVISION_LOG}")

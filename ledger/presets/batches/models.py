@@ -67,3 +67,6 @@ class RevisionEntry(LoopEntry):
     old: Any = None
     new: Any = None
     reason: str = Field(min_length=1)
+    # The topic and the decision table's signal the revision answers (``--topic``/``--signal``).
+    topic: str | None = None
+    signal: str | None = None

@@ -9,6 +9,7 @@ The entries and their rules live in :mod:`ledger.presets.batches.loop`.
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from ledger.core.actions import proposal
@@ -278,16 +279,28 @@ class BatchesPreset(Preset):
                 f"the last {cfg.converge_k} batch ratios pass: record convergence",
             )
         options = revisable(b)
+        blocked = rules.revise_blockers(b, n, cfg.fidelity_min, None, None)
+        if blocked:
+            return _action("copy", "git ledger weights copy", blocked[0].line())
         if not options:
             return _action(
                 "copy", "git ledger weights copy", "no weight is revisable: carry the batch forward"
             )
-        first = options[0]
+        first, answers, why = options[0], "", ""
+        shown = rules.batch_signals(b, n, cfg.fidelity_min)
+        if shown:
+            # The decision table's target for the first signal by priority, when the
+            # weights have it (else the first revisable weight answers it).
+            signal, topic = shown[0]
+            target = dict(rules.TABLE)[signal]
+            first = next((o for o in options if o["target"] == target), first)
+            answers = f" --topic {shlex.quote(topic)} --signal {signal}"
+            why = f"; it answers {signal} on topic {topic} (decision table: {target})"
         return _action(
             "revise",
-            f"git ledger weights revise --target {first['target']} --key {first['key']} "
-            "--new VALUE --reason TEXT",
-            f"batch {n} is closed: revise exactly one weight to open batch {n + 1}",
+            f"git ledger weights revise --target {first['target']} --key {first['key']}"
+            f"{answers} --new VALUE --reason TEXT",
+            f"batch {n} is closed: revise exactly one weight to open batch {n + 1}{why}",
             revisable=options,
             alternatives=[
                 _action(

@@ -93,3 +93,103 @@ def close_blockers(
 def topic_flags(b: Batches, n: int) -> list[bool]:
     """The batch's flags, read from its recorded topics (in the order they were measured)."""
     return [bool(t["pass"]) for t in b.done_topics(n)]
+
+
+# The document's decision table (§backprop): each signal a closed batch's topics show,
+# in priority order (loss-1 > loss-2 middle collision > whole card), and the target
+# weight that answers it. Endpoints not separated with the rigor-floor flag set is an
+# alarm only: it permits a copy, never a revision; a topic whose z⊥C confound check is
+# not flat has its loss-2 void (no weight is revised on it that batch).
+TABLE = (
+    ("loss-1", "axis_prose"),
+    ("loss-2-middle", "interp_params"),
+    ("loss-2-endpoints", "axis_prose"),
+    ("whole-card", "assembler_params"),
+)
+SIGNALS = tuple(name for name, _ in TABLE)
+
+
+def topic_signals(t: Mapping[str, object], fidelity_min: float) -> list[str]:
+    """The failure signals one recorded topic shows (void and alarm-only ones left out)."""
+    inputs = t.get("inputs")
+    if not isinstance(inputs, dict):
+        return []
+    found = []
+    if float(inputs.get("fidelity_rate", 1.0)) < fidelity_min:
+        found.append("loss-1")
+    if inputs.get("confound", "flat") == "flat":
+        mono, ends = bool(inputs.get("monotonicity")), bool(inputs.get("endpoints"))
+        if ends and not mono:
+            found.append("loss-2-middle")
+        if not ends and not inputs.get("rigor_floor_flag"):
+            found.append("loss-2-endpoints")
+    return found
+
+
+def alarms(b: Batches, n: int) -> list[str]:
+    """Topics of batch ``n`` whose endpoints are not separated with the rigor floor set."""
+    out = []
+    for t in b.done_topics(n):
+        inputs = t.get("inputs") or {}
+        if not inputs.get("endpoints") and inputs.get("rigor_floor_flag"):
+            out.append(str(t["topic"]))
+    return out
+
+
+def batch_signals(b: Batches, n: int, fidelity_min: float) -> list[tuple[str, str]]:
+    """(signal, topic) of batch ``n`` in the decision table's priority order; the whole
+    card when half the topics or more fail both losses."""
+    found = [(s, str(t["topic"])) for t in b.done_topics(n) for s in topic_signals(t, fidelity_min)]
+    double = [
+        t for t in b.done_topics(n)
+        if "loss-1" in topic_signals(t, fidelity_min) and len(topic_signals(t, fidelity_min)) > 1
+    ]  # fmt: skip
+    if double and 2 * len(double) >= max(1, len(b.done_topics(n))):
+        found.append(("whole-card", "*"))
+    return sorted(found, key=lambda st: SIGNALS.index(st[0]))
+
+
+def revise_blockers(
+    b: Batches, n: int, fidelity_min: float, topic: str | None, signal: str | None
+) -> list[Finding]:
+    """Why a revision of closed batch ``n`` naming ``topic``/``signal`` is refused."""
+    shown = batch_signals(b, n, fidelity_min)
+    if not shown and alarms(b, n):
+        return [
+            Finding(
+                "rigor-floor-alarm",
+                f"batch {n}'s only failures are endpoints not separated with the rigor-floor "
+                f"flag set ({', '.join(alarms(b, n))}): an alarm, which permits only a copy",
+                "git ledger weights copy",
+            )
+        ]
+    if topic is None and signal is None:
+        return []
+    if signal is not None and signal not in SIGNALS:
+        return [Finding("unknown-signal", f"--signal {signal}", f"one of {', '.join(SIGNALS)}")]
+    entry = next((t for t in b.done_topics(n) if t["topic"] == topic), None)
+    if topic not in (None, "*") and entry is None:
+        return [Finding("unknown-topic", f"batch {n} has no topic {topic}", "git ledger resume")]
+    inputs = (entry or {}).get("inputs") or {}
+    if (
+        entry is not None
+        and inputs.get("confound", "flat") != "flat"
+        and (signal or "").startswith("loss-2")
+    ):
+        return [
+            Finding(
+                "confound-void",
+                f"topic {topic}'s z⊥C confound check is not flat: its loss-2 is void and no "
+                f"weight is revised on it in batch {n}",
+                "answer another topic's signal, or git ledger weights copy",
+            )
+        ]
+    if (signal, topic) not in shown and not (signal is None and any(t == topic for _, t in shown)):
+        return [
+            Finding(
+                "signal-not-shown",
+                f"batch {n} does not show {signal or 'a signal'} on topic {topic}",
+                "name a topic and signal the batch shows (git ledger next proposes one)",
+            )
+        ]
+    return []

@@ -48,6 +48,12 @@ def weights_init(
 @click.option(
     "--allow-null", is_flag=True, help="Allow --new null (JSON null) to clear the weight."
 )
+@click.option("--topic", default=None, help="The topic of the closed batch this revision answers.")
+@click.option(
+    "--signal",
+    default=None,
+    help="The signal it answers: loss-1, loss-2-middle, loss-2-endpoints or whole-card.",
+)
 @json_option
 @pass_ctx
 def weights_revise(
@@ -59,6 +65,8 @@ def weights_revise(
     as_string: bool,
     replace_container: bool,
     allow_null: bool,
+    topic: str | None,
+    signal: str | None,
     as_json: bool,
 ) -> int:
     """Revise exactly one weight of the closed batch; opens the next batch.
@@ -76,6 +84,8 @@ def weights_revise(
         as_string=as_string,
         replace_container=replace_container,
         allow_null=allow_null,
+        topic=topic,
+        signal=signal,
         as_json=as_json,
     )
 
@@ -127,6 +137,17 @@ def gate() -> None:
     help="Measure a recorded (or withdrawn) topic again; needs --topic and --reason.",
 )
 @click.option("--reason", default=None, help="Why the topic is measured again (--remeasure).")
+@click.option(
+    "--rigor-floor",
+    default=None,
+    help="true|false: the rigor-floor flag (an alarm, not in the AND).",
+)
+@click.option(
+    "--confound",
+    type=click.Choice(["flat", "not-flat"]),
+    default=None,
+    help="The z⊥C confound check; not-flat voids the topic's loss-2.",
+)
 @json_option
 @pass_ctx
 def gate_topic(
@@ -138,6 +159,8 @@ def gate_topic(
     record: bool | None,
     remeasure: bool,
     reason: str | None,
+    rigor_floor: str | None,
+    confound: str | None,
     as_json: bool,
 ) -> int:
     """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints.
@@ -158,6 +181,8 @@ def gate_topic(
         as_json,
         remeasure=remeasure,
         reason=reason,
+        rigor_floor=rigor_floor,
+        confound=confound,
     )
 
 

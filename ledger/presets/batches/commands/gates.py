@@ -59,6 +59,8 @@ def gate_topic(
     *,
     remeasure: bool = False,
     reason: str | None = None,
+    rigor_floor: str | None = None,
+    confound: str | None = None,
 ) -> int:
     """One topic's gate; with ``--record`` its result is committed for the open batch
     (exit 0: recorded, the result says pass or fail). A recorded result changes only by
@@ -79,6 +81,11 @@ def gate_topic(
         batches.parse_bool(mono, "--mono"),
         batches.parse_bool(endpoint, "--endpoint"),
     )
+    # The loop's signals, recorded beside the AND they are not part of.
+    if rigor_floor is not None:
+        result["inputs"]["rigor_floor_flag"] = batches.parse_bool(rigor_floor, "--rigor-floor")
+    if confound is not None:
+        result["inputs"]["confound"] = confound
     if topic is not None:
         check_safe(topic, "--topic")
     if not record:

@@ -19,7 +19,7 @@ from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import dump_json, load_json
 from ledger.core.model.ids import check_safe
 from ledger.core.store import Snapshot, Transition
-from ledger.presets.batches import leak
+from ledger.presets.batches import leak, rules
 from ledger.presets.batches import loop as batches
 from ledger.presets.batches.commands.common import (
     open_batches,
@@ -210,6 +210,8 @@ def weights_change(
     as_string: bool = False,
     replace_container: bool = False,
     allow_null: bool = False,
+    topic: str | None = None,
+    signal: str | None = None,
     as_json: bool,
 ) -> int:
     ctx = open_batches(cwd)
@@ -251,6 +253,9 @@ def weights_change(
                 subject=f"docs(batches): batch-{n + 1} copies batch-{n}",
                 writes=writes,
             )
+        blockers = rules.revise_blockers(b, n, b.thresholds().fidelity_min, topic, signal)
+        if blockers:
+            raise Refused.of(blockers)
         if target_s in b.frozen():
             raise Refused(f"[frozen-target] {target_s} is frozen", "revise another target")
         weights = json.loads(json.dumps(b.weights[n]))
@@ -279,6 +284,8 @@ def weights_change(
             "old": old,
             "new": value,
             "reason": (reason or "").strip(),
+            **({"topic": topic} if topic is not None else {}),
+            **({"signal": signal} if signal is not None else {}),
         }
         b.revisions[n] = revision
         writes[f"{base}/weights/batch-{n + 1}.json"] = dump_json(weights).encode()
