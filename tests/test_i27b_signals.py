@@ -117,3 +117,32 @@ def test_a_not_flat_confound_voids_the_topics_loss_2(batch: Repo) -> None:
     assert done.returncode == 1 and "[confound-void]" in done.stderr
     nxt = next_json(batch)
     assert "--topic t8" not in nxt["command"]
+
+
+def test_the_documents_loop_end_to_end_by_next_alone(batch: Repo) -> None:
+    """Every step is the command ``next`` proposes (placeholders filled), trace events
+    emitted through the verb as the document says, until the loop converges."""
+    fill = {**WORDS, "X": "0.9", "true|false": "true"}
+    steps: list[str] = []
+    for _ in range(60):
+        nxt = next_json(batch)
+        if nxt.get("done"):
+            break
+        steps.append(nxt["action"])
+        words = [fill.get(w, w) for w in shlex.split(nxt["command"])]
+        if nxt["action"] == "topic" and len(steps) == 8:  # batch 0's last topic collides
+            words[words.index("--mono") + 1] = "false"
+        if nxt["action"] == "topic":
+            ok(batch, "trace", "emit", "topic_done", "--field", f"step={len(steps)}")
+        ok(batch, *words[2:])
+    assert steps.count("close-batch") == 3 and steps[-1] == "converge"
+    assert steps.count("revise") == 2
+    first = json.loads((batch.path / "training_log/revisions/batch-0.json").read_text())
+    assert (first["target"], first["signal"]) == ("interp_params", "loss-2-middle")
+    trace = (batch.path / "training_log/trace/walk.jsonl").read_text().splitlines()
+    events = [json.loads(line)["event"] for line in trace]
+    assert events[-2:] == ["converged", "run_end"] and events.count("topic_done") == 24
+    assert [json.loads(line)["seq"] for line in trace] == list(range(1, len(trace) + 1))
+    late = gl(batch, "trace", "emit", "late")
+    assert late.returncode == 1 and "[trace-after-run-end]" in late.stderr
+    assert gl(batch, "verify").returncode == 0
