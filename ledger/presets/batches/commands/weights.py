@@ -219,6 +219,9 @@ def weights_change(
     if not copy:
         if not target or not key or new is None or not (reason or "").strip():
             raise BadInput("weights revise needs --target, --key, --new and --reason")
+        # A configured vocabulary file that is gone is bad input (a misconfiguration), even
+        # though the audit uses the copy frozen at weights init.
+        batches.vocabulary(ctx.store.require_workdir(), cfg)
         snap = ctx.store.snapshot()
         words = batches.frozen_vocabulary(batches.load(ctx.config, snap), snap)
         loud_if_empty(ctx, words)
