@@ -243,12 +243,24 @@ def batch(bare_repo: Repo, tmp_path: Path) -> Repo:
     return bare_repo
 
 
+def close_batch(repo: Repo, flags: str) -> None:
+    """Record one topic per flag (a pass or a fail of its gate), then close the batch from
+    them: ``gate batch --record`` reads its flags from the recorded topics only."""
+    for value in flags.split(","):
+        rate = "0.9" if value.strip().lower() in ("1", "true") else "0.1"
+        repo.ok(
+            "gate", "topic", "--record", "--fidelity-rate", rate, "--mono", "true",
+            "--endpoint", "true",
+        )  # fmt: skip
+    repo.ok("gate", "batch", "--flags", flags, "--record")
+
+
 def test_one_revision_per_closed_batch_and_frozen_targets(batch: Repo) -> None:
     early = batch.run(
         "weights", "revise", "--target", "style", "--key", "tone", "--new", "warm", "--reason", "x"
     )
     assert early.code == 1 and "not closed" in early.err
-    batch.ok("gate", "batch", "--flags", "true,true,true,true,true,true,true,false", "--record")
+    close_batch(batch, "true,true,true,true,true,true,true,false")
     frozen = batch.run(
         "weights", "revise", "--target", "frozen_label", "--key", "x", "--new", "B", "--reason", "x"
     )
@@ -284,7 +296,7 @@ def test_one_revision_per_closed_batch_and_frozen_targets(batch: Repo) -> None:
     assert again.code == 1 and "already revised" in again.err
     log = (batch.path / "training_log/revision_log.jsonl").read_text().splitlines()
     assert [json.loads(line)["new"] for line in log] == ["warm"]
-    batch.ok("gate", "batch", "--flags", "true,true,true,true,true,true,true,true", "--record")
+    close_batch(batch, "true,true,true,true,true,true,true,true")
     batch.ok("weights", "copy")
     one = (batch.path / "training_log/weights/batch-1.json").read_bytes()
     two = (batch.path / "training_log/weights/batch-2.json").read_bytes()
@@ -327,7 +339,7 @@ def test_gate_topic_and_batch_arithmetic(batch: Repo) -> None:
 def test_resume_after_killing_the_loop_mid_batch(batch: Repo) -> None:
     for ratio_flags in ("1,1,1,1,1,1,1,1", "1,1,1,1,1,1,1,0"):
         batch.ok("trace", "emit", "batch-start")
-        batch.ok("gate", "batch", "--flags", ratio_flags, "--record")
+        close_batch(batch, ratio_flags)
         batch.ok("weights", "copy")
     # The loop: emits events, then dies mid-batch (SIGKILL, no cleanup).
     script = (

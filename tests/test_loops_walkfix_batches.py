@@ -88,6 +88,9 @@ def test_next_after_a_reverted_topic_proposes_a_free_topic_id(batch: Repo) -> No
     first = batch.head()
     assert "--topic t2 " in follow(batch)["command"]
     batch.git("revert", "--no-edit", first)
+    # Issue 27: a withdrawn topic is measured again (with a reason) before anything else.
+    nxt = follow(batch)
+    assert nxt["action"] == "remeasure" and "--topic t1 " in nxt["command"], nxt
     nxt = follow(batch)
     assert "--topic t3 " in nxt["command"], nxt
     # Without --topic, the command takes the same id next proposes.
@@ -104,5 +107,5 @@ def test_next_after_a_reverted_topic_proposes_a_free_topic_id(batch: Repo) -> No
         "true",
     )
     topics = sorted(p.stem for p in (batch.path / "training_log/topics/batch-0").glob("*.json"))
-    assert topics == ["t2", "t3", "t4"]
+    assert topics == ["t1~1", "t2", "t3", "t4"]
     assert "--topic t5 " in next_json(batch)["command"]

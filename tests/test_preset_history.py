@@ -15,7 +15,13 @@ import pytest
 
 from ledger.core.loops import NAMES, by_name
 from tests.helpers import Repo
-from tests.test_campaign_batches import _code, _record, batch, camp  # noqa: F401 (fixtures)
+from tests.test_campaign_batches import (  # noqa: F401 (fixtures)
+    _code,
+    _record,
+    batch,
+    camp,
+    close_batch,
+)
 from tests.test_tamper import hand_commit
 
 Tamper = Callable[[Repo], tuple[str, str]]
@@ -141,10 +147,10 @@ def test_a_whole_revert_of_a_candidate_is_withdrawn_not_a_finding(campaign: Repo
 @pytest.fixture
 def batches(batch: Repo) -> Repo:  # noqa: F811
     """Weights initialised, batch 0 closed, one revision, batch 1 closed, weights copied."""
-    batch.ok("gate", "batch", "--flags", "true,true,true,true,true,true,true,false", "--record")
+    close_batch(batch, "true,true,true,true,true,true,true,false")
     batch.ok("weights", "revise", "--target", "style", "--key", "tone", "--new", "warm",
              "--reason", "reviews")  # fmt: skip
-    batch.ok("gate", "batch", "--flags", "true,true,true,true,true,true,true,true", "--record")
+    close_batch(batch, "true,true,true,true,true,true,true,true")
     batch.ok("weights", "copy")
     result = batch.run("verify")
     assert result.code == 0, result.out

@@ -98,6 +98,15 @@ class Preset(ABC):
         ``git ledger verify`` enforces them (invariant 5), and the views of
         :meth:`view_paths` change only in a transition."""
 
+    def history_checks(self) -> dict[str, Any]:
+        """Rules on the content of a change, beyond :meth:`history_rules`: a glob inside
+        the ledger directory -> ``check(kind, old, new, undoes)`` returning
+        ``[(rule, message, fix)]`` for one commit's change of a matching path (``old``,
+        ``new``: the bytes before and after, None when absent; ``undoes``: the change
+        is a whole ``git revert`` of a transition). A check reads only the commit and
+        its parent, as ``verify`` caches findings by commit."""
+        return {}
+
     @abstractmethod
     def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         """This loop's part of ``status --json`` (merged into the common part)."""

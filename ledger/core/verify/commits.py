@@ -180,6 +180,7 @@ def preset_change(
     rules, views = preset_rules(r)
     reverted = r.reverted(c)
     undoes = reverted is not None and (path, new, old) in r.diff(reverted)
+    content_checks(r, c, kind, path, rel, old, new, undoes)
     if rel in views:
         if kind is None and not undoes:
             r.finding(
@@ -217,6 +218,29 @@ def preset_change(
                 "",
             )
         return
+
+
+def content_checks(
+    r: Replay,
+    c: CommitInfo,
+    kind: str | None,
+    path: str,
+    rel: str,
+    old: str | None,
+    new: str | None,
+    undoes: bool,
+) -> None:
+    """The preset's rules on what a change says (:meth:`ledger.core.loops.Preset.history_checks`)."""
+    if r.checks is None:
+        from ledger.core.loops import by_name
+
+        r.checks = by_name(r.preset).history_checks()
+    for glob, check in r.checks.items():
+        if glob_match(rel, glob):
+            before = r.read_blob(old) if old is not None else None
+            after = r.read_blob(new) if new is not None else None
+            for rule, message, fix in check(kind, before, after, undoes):
+                r.finding(c, path, rule, message, fix, "")
 
 
 def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dict[str, Any]:

@@ -65,6 +65,7 @@ class Replay:
         self._snap: Any = None
         self.config = config
         self.rules: tuple[list[tuple[str, set[str], bool]], set[str]] | None = None
+        self.checks: dict[str, Any] | None = None  # the preset's history_checks
 
     @property
     def entries(self) -> EntryCache | _Parsed:

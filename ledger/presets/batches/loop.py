@@ -102,7 +102,23 @@ def _numbered(snap: Snapshot, folder: str) -> dict[int, tuple[str, str]]:
     return out
 
 
-_TOPIC = re.compile(r"/topics/batch-(\d+)/([^/]+)\.json$")
+# ``topics/batch-N/T.json`` is a topic's first measurement, ``T~K.json`` its K-th
+# re-measurement (``~`` is never part of a topic id, so the names never collide); the
+# highest K present is the topic's result. Each file is only ever added.
+_TOPIC = re.compile(r"/topics/batch-(\d+)/([^/~]+)(?:~(\d+))?\.json$")
+
+
+def topic_file(base: str, n: int, topic: str, k: int = 0) -> str:
+    """Where measurement ``k`` of ``topic`` in batch ``n`` lives (0: the first)."""
+    return f"{base}/topics/batch-{n}/{topic}{f'~{k}' if k else ''}.json"
+
+
+def topic_of(path: str) -> tuple[int, str, int] | None:
+    """(batch, topic, k) of a topic file's path, else None."""
+    match = _TOPIC.search(path)
+    if match is None:
+        return None
+    return int(match.group(1)), match.group(2), int(match.group(3) or 0)
 
 
 def load(config: LedgerConfig, snap: Snapshot) -> Batches:
@@ -142,21 +158,28 @@ def load(config: LedgerConfig, snap: Snapshot) -> Batches:
             )
         except BadInput as exc:
             b.problems.append((path, exc.message))
+    latest: dict[tuple[int, str], tuple[int, dict[str, Any]]] = {}
     for path, blob in sorted(snap.files(f"{base}/topics").items()):
-        match = _TOPIC.search(path)
+        where = topic_of(path)
         try:
-            if match is None:
-                raise BadInput(f"{path}: not topics/batch-N/TOPIC.json")
+            if where is None:
+                raise BadInput(f"{path}: not topics/batch-N/TOPIC.json (or TOPIC~K.json)")
             entry = parse_entry(TopicEntry, snap.read_blob(blob), path)
         except BadInput as exc:
             b.problems.append((path, exc.message))
             continue
-        b.topics.setdefault(int(match.group(1)), []).append(entry.model_dump(by_alias=True))
+        n, name, k = where
+        if (n, name) not in latest or latest[(n, name)][0] < k:
+            latest[(n, name)] = (k, {**entry.model_dump(by_alias=True), "k": k})
+    for (n, _name), (_k, item) in latest.items():
+        b.topics.setdefault(n, []).append(item)
     for items in b.topics.values():
         items.sort(key=lambda t: (int(t.get("seq", 0)), str(t["topic"])))
     for n, (path, blob) in _numbered(snap, f"{base}/revisions").items():
         try:
-            b.revisions[n] = parse_entry(RevisionEntry, snap.read_blob(blob), path).model_dump()
+            b.revisions[n] = parse_entry(RevisionEntry, snap.read_blob(blob), path).model_dump(
+                exclude_unset=True
+            )
         except BadInput as exc:
             b.problems.append((path, exc.message))
     b.view = snap.read(f"{base}/{REVISION_LOG}")
@@ -220,65 +243,64 @@ def parse_bool(value: str, name: str) -> bool:
     raise BadInput(f"{name}: {value!r} is not true or false")
 
 
-def _normal(text: str) -> str:
-    """Lower case; hyphens, underscores and whitespace dropped; simple plurals singular."""
-    words = re.split(r"[\s_\-]+", text.lower())
-    out = []
-    for w in words:
-        if len(w) > 3 and w.endswith("es") and w[-3] in "sxz":
-            w = w[:-2]
-        elif len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.append(w)
-    return "".join(out)
-
-
 def vocabulary(root: Path, cfg: BatchesTable) -> list[str]:
-    """The forbidden vocabulary; a configured file that is missing is bad input."""
+    """The forbidden vocabulary in the work tree; a configured file that is missing is bad
+    input. (The verbs audit with the committed vocabulary frozen at ``weights init``:
+    :func:`frozen_vocabulary`.)"""
+    from ledger.presets.batches.leak import read_words
+
     if not cfg.forbidden_vocabulary:
         return []
     path = root / cfg.forbidden_vocabulary
     if not path.is_file():
-        raise BadInput(
-            f"the forbidden-vocabulary file {cfg.forbidden_vocabulary} is missing",
-            'restore it (one word or phrase a line), or set [batches] forbidden_vocabulary = "" '
-            "to turn the leak audit off knowingly",
-        )
-    return [
-        w.strip()
-        for w in path.read_text(encoding="utf-8").splitlines()
-        if w.strip() and not w.strip().startswith("#")
-    ]
+        raise _missing(cfg.forbidden_vocabulary)
+    return read_words(path.read_text(encoding="utf-8"))
+
+
+def _missing(name: str) -> BadInput:
+    return BadInput(
+        f"the forbidden-vocabulary file {name} is missing",
+        'restore it (one word or phrase a line), or set [batches] forbidden_vocabulary = "" '
+        "to turn the leak audit off knowingly",
+    )
+
+
+def committed_vocabulary(snap: Snapshot, cfg: BatchesTable) -> list[str]:
+    """The forbidden vocabulary as committed at ``snap`` (the work tree does not count)."""
+    from ledger.presets.batches.leak import read_words
+
+    if not cfg.forbidden_vocabulary:
+        return []
+    data = snap.read(cfg.forbidden_vocabulary)
+    if data is None:
+        raise _missing(cfg.forbidden_vocabulary)
+    return read_words(data.decode("utf-8", errors="replace"))
+
+
+def frozen_vocabulary(b: Batches, snap: Snapshot) -> list[str]:
+    """The vocabulary the leak audit uses: frozen into meta.json at ``weights init`` (or by
+    ``weights vocabulary``); the committed file for a ledger that froze none."""
+    frozen = (b.meta or {}).get("vocabulary")
+    if isinstance(frozen, list):
+        return [str(w) for w in frozen]
+    return committed_vocabulary(snap, table(b.config))
 
 
 def forbidden_words(root: Path, cfg: BatchesTable, text: str) -> list[str]:
-    """Words of the forbidden vocabulary that appear in ``text`` (leak audit), matched
-    after normalising case, hyphens, underscores, whitespace and simple plurals."""
-    words = vocabulary(root, cfg)
-    tokens = [t for t in re.split(r"[^\w\-]+", text.lower()) if t]
-    found = []
-    for w in words:
-        target = _normal(w)
-        if not target:
-            continue
-        size = len(re.split(r"[\s_\-]+", w.strip()))
-        # Windows of tokens up to the phrase's size (and one more for split words).
-        hit = any(
-            _normal(" ".join(tokens[i : i + k])) == target
-            for k in range(1, size + 2)
-            for i in range(len(tokens) - k + 1)
-        )
-        if hit:
-            found.append(w)
-    return found
+    """Words of the work tree's forbidden vocabulary that appear in ``text`` in any form
+    (:mod:`ledger.presets.batches.leak`: stems, compounds, case, spacing)."""
+    from ledger.presets.batches.leak import matches
+
+    return matches(vocabulary(root, cfg), text)
 
 
 FORBIDDEN_TEMPLATE = """\
 # Forbidden vocabulary for the leak audit of git-ledger's batches loop.
 # One word or phrase a line; 'weights revise' refuses a new value that uses any
-# of them. Matching ignores case, hyphens, underscores, spacing and simple
-# plurals ("check-list", "Checklists" and "check  list" all hit "checklist").
-# Lines starting with # are comments.
+# of them in any form: stems and parts of compounds ("re-checklisted",
+# "checklist-driven", "quality_checklist" and "check  list" all hit "checklist").
+# Commit it before 'weights init', which freezes it; change it later with
+# 'git ledger weights vocabulary --reason TEXT'. Lines starting with # are comments.
 """
 
 

@@ -27,6 +27,8 @@ class WeightsMeta(LoopEntry):
     run_id: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")
     thresholds: Thresholds | None = None
     converged: int | None = None
+    # The forbidden vocabulary, frozen at ``weights init`` (``weights vocabulary`` changes it).
+    vocabulary: list[str] | None = None
 
 
 class BatchGateEntry(LoopEntry):
@@ -39,6 +41,14 @@ class BatchGateEntry(LoopEntry):
     passed: bool = Field(alias="pass")
 
 
+class Remeasure(LoopEntry):
+    """Why a topic was measured again (``gate topic --remeasure``), and what it replaced."""
+
+    k: int = Field(ge=1)
+    reason: str = Field(min_length=1)
+    previous: dict[str, Any] | None = None
+
+
 class TopicEntry(LoopEntry):
     batch: int = Field(ge=0)
     topic: str = Field(min_length=1)
@@ -47,6 +57,7 @@ class TopicEntry(LoopEntry):
     thresholds: dict[str, Any]
     rule: str
     passed: bool = Field(alias="pass")
+    remeasure: Remeasure | None = None
 
 
 class RevisionEntry(LoopEntry):
@@ -56,3 +67,6 @@ class RevisionEntry(LoopEntry):
     old: Any = None
     new: Any = None
     reason: str = Field(min_length=1)
+    # The topic and the decision table's signal the revision answers (``--topic``/``--signal``).
+    topic: str | None = None
+    signal: str | None = None

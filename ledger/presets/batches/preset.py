@@ -9,13 +9,17 @@ The entries and their rules live in :mod:`ledger.presets.batches.loop`.
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from ledger.core.actions import proposal
 from ledger.core.loops import Preset
 from ledger.presets.batches import loop as batches
+from ledger.presets.batches import rules
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ledger.core.context import Context
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
@@ -23,8 +27,9 @@ if TYPE_CHECKING:
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
 
-# Entries written only by the loop's verbs (transitions), never by a hand commit.
-TRANSITION_ONLY = ("weights/", "gates/", "topics/", "revisions/")
+# Entries written only by the loop's verbs (transitions), never by a hand commit; the
+# trace is written by ``trace emit`` and rides along with the next transition.
+TRANSITION_ONLY = ("weights/", "gates/", "topics/", "revisions/", "trace/")
 
 
 def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, Any]:
@@ -103,7 +108,8 @@ class BatchesPreset(Preset):
                 Finding(
                     "transition-only",
                     f"{', '.join(touched[:3])} change only through their transitions "
-                    "(weights init|revise|copy, gate topic|batch|converged --record)",
+                    "(weights init|revise|copy, gate topic|batch|converged --record; trace "
+                    "events ride along with them)",
                     f"git restore --staged --worktree {' '.join(touched[:3])}",
                 )
             )
@@ -134,7 +140,7 @@ class BatchesPreset(Preset):
             },
             {
                 "paths": "weights/meta.json",
-                "changed_by": "weights-init,converged",
+                "changed_by": "weights-init,converged,vocabulary",
                 "rule": "frozen",
             },
             {
@@ -143,7 +149,12 @@ class BatchesPreset(Preset):
                 "rule": "one revision per closed batch, never edited",
                 "mode": "append",
             },
-            {"paths": "topics/**", "changed_by": "topic", "rule": "added only", "mode": "append"},
+            {
+                "paths": "topics/**",
+                "changed_by": "topic,topic-remeasure",
+                "rule": "added only (a re-measurement is a file of its own)",
+                "mode": "append",
+            },
             {
                 "paths": "gates/batch-*.json",
                 "changed_by": "batch-close",
@@ -157,6 +168,11 @@ class BatchesPreset(Preset):
                 "mode": "append",
             },
         ]
+
+    def history_checks(self) -> dict[str, Any]:
+        from ledger.presets.batches.history import CHECKS
+
+        return dict(CHECKS)
 
     def headline(self, data: dict[str, Any]) -> str:
         b = data.get("batches")
@@ -189,6 +205,29 @@ class BatchesPreset(Preset):
             }
         }
 
+    def fresh_next(
+        self, cwd: Path, top: Path, common: Path, data: dict[str, Any]
+    ) -> dict[str, Any]:
+        """The trace on disk (not in the ledger tree): a line no verb wrote refuses every
+        transition it would ride along with, so it comes first."""
+        nxt: dict[str, Any] = data["next"]
+        if not data.get("batches", {}).get("run_id") or nxt.get("done"):
+            return nxt
+        from ledger.core.context import open_context
+        from ledger.presets.batches.commands.common import trace_findings
+
+        ctx = open_context(top)
+        b = batches.load(ctx.config, ctx.store.snapshot())
+        found = trace_findings(ctx, b, ctx.store.snapshot(), write=False)
+        if not found:
+            return nxt
+        return _action(
+            "fix-trace",
+            f"$EDITOR {batches.trace_path(ctx.config, b.run_id)}",
+            f"[{found[0].rule}] {found[0].message}; every transition is refused until it "
+            f"is gone (fix: {found[0].fix})",
+        )
+
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         b = batches.load(ctx.config, ctx.store.snapshot(state.commit_id))
         if b.problems:
@@ -219,20 +258,19 @@ class BatchesPreset(Preset):
             )
         cfg = b.thresholds()
         if not b.closed(n):
-            done = b.done_topics(n)
-            if len(done) < cfg.topics_per_batch:
-                topic, _ = batches.next_topic(done)
-                return _action(
-                    "topic",
-                    f"git ledger gate topic --record --topic {topic} "
-                    "--fidelity-rate X --mono true|false --endpoint true|false",
-                    f"batch {n}: {len(done)} of {cfg.topics_per_batch} topics recorded",
-                )
-            flags = ",".join("true" if t["pass"] else "false" for t in done)
+            from ledger.core.verify import history_notes
+
+            notes = history_notes(ctx.store, ctx.config, ctx.config_file)
+            taken = rules.withdrawn_topics(notes, ctx.dir)
+            blockers = rules.close_blockers(b, n, cfg.topics_per_batch, taken)
+            if blockers:
+                block = blockers[0]
+                action = "remeasure" if block.rule == "topic-withdrawn" else "topic"
+                return _action(action, block.fix, f"[{block.rule}] {block.message}")
             return _action(
                 "close-batch",
-                f"git ledger gate batch --flags {flags} --record",
-                f"batch {n}: every topic is recorded",
+                "git ledger gate batch --record",
+                f"batch {n}: every topic is recorded; the batch closes from their results",
             )
         if batches.converged(cfg, b.ratios())["pass"]:
             return _action(
@@ -241,16 +279,28 @@ class BatchesPreset(Preset):
                 f"the last {cfg.converge_k} batch ratios pass: record convergence",
             )
         options = revisable(b)
+        blocked = rules.revise_blockers(b, n, cfg.fidelity_min, None, None)
+        if blocked:
+            return _action("copy", "git ledger weights copy", blocked[0].line())
         if not options:
             return _action(
                 "copy", "git ledger weights copy", "no weight is revisable: carry the batch forward"
             )
-        first = options[0]
+        first, answers, why = options[0], "", ""
+        shown = rules.batch_signals(b, n, cfg.fidelity_min)
+        if shown:
+            # The decision table's target for the first signal by priority, when the
+            # weights have it (else the first revisable weight answers it).
+            signal, topic = shown[0]
+            target = dict(rules.TABLE)[signal]
+            first = next((o for o in options if o["target"] == target), first)
+            answers = f" --topic {shlex.quote(topic)} --signal {signal}"
+            why = f"; it answers {signal} on topic {topic} (decision table: {target})"
         return _action(
             "revise",
-            f"git ledger weights revise --target {first['target']} --key {first['key']} "
-            "--new VALUE --reason TEXT",
-            f"batch {n} is closed: revise exactly one weight to open batch {n + 1}",
+            f"git ledger weights revise --target {first['target']} --key {first['key']}"
+            f"{answers} --new VALUE --reason TEXT",
+            f"batch {n} is closed: revise exactly one weight to open batch {n + 1}{why}",
             revisable=options,
             alternatives=[
                 _action(

@@ -57,6 +57,15 @@ def weights_init(
 @click.option(
     "--replace-container", is_flag=True, help="Allow replacing an object or list with a scalar."
 )
+@click.option(
+    "--allow-null", is_flag=True, help="Allow --new null (JSON null) to clear the weight."
+)
+@click.option("--topic", default=None, help="The topic of the closed batch this revision answers.")
+@click.option(
+    "--signal",
+    default=None,
+    help="The signal it answers: loss-1, loss-2-middle, loss-2-endpoints or whole-card.",
+)
 @json_option
 @pass_ctx
 def weights_revise(
@@ -67,6 +76,9 @@ def weights_revise(
     reason: str,
     as_string: bool,
     replace_container: bool,
+    allow_null: bool,
+    topic: str | None,
+    signal: str | None,
     as_json: bool,
 ) -> int:
     """Revise exactly one weight of the closed batch; opens the next batch.
@@ -83,6 +95,9 @@ def weights_revise(
         reason=reason,
         as_string=as_string,
         replace_container=replace_container,
+        allow_null=allow_null,
+        topic=topic,
+        signal=signal,
         as_json=as_json,
     )
 
@@ -98,6 +113,18 @@ def weights_copy(obj: Ctx, as_json: bool) -> int:
     return command.weights_change(
         obj.cwd, copy=True, target=None, key=None, new=None, reason=None, as_json=as_json
     )
+
+
+@declare("write", loop="batches")
+@weights.command("vocabulary")
+@click.option("--reason", required=True, help="Why the forbidden vocabulary changes.")
+@json_option
+@pass_ctx
+def weights_vocabulary(obj: Ctx, reason: str, as_json: bool) -> int:
+    """Freeze the committed forbidden vocabulary anew (the leak audit's words)."""
+    from ledger.presets.batches import commands as command
+
+    return command.weights_vocabulary(obj.cwd, reason, as_json)
 
 
 @click.group()
@@ -124,6 +151,23 @@ def gate() -> None:
     default=None,
     help="Record the result for the open batch (a commit); the default when --topic is given.",
 )
+@click.option(
+    "--remeasure",
+    is_flag=True,
+    help="Measure a recorded (or withdrawn) topic again; needs --topic and --reason.",
+)
+@click.option("--reason", default=None, help="Why the topic is measured again (--remeasure).")
+@click.option(
+    "--rigor-floor",
+    default=None,
+    help="true|false: the rigor-floor flag (an alarm, not in the AND).",
+)
+@click.option(
+    "--confound",
+    type=click.Choice(["flat", "not-flat"]),
+    default=None,
+    help="The z⊥C confound check; not-flat voids the topic's loss-2.",
+)
 @json_option
 @pass_ctx
 def gate_topic(
@@ -133,26 +177,53 @@ def gate_topic(
     endpoint: str,
     topic: str | None,
     record: bool | None,
+    remeasure: bool,
+    reason: str | None,
+    rigor_floor: str | None,
+    confound: str | None,
     as_json: bool,
 ) -> int:
     """Per-topic gate: fidelity_rate >= fidelity_min AND monotonicity AND endpoints.
 
-    Naming the topic records its result, so the loop knows which topics are done.
+    Naming the topic records its result, so the loop knows which topics are done. A
+    recorded result changes only by --remeasure with a --reason.
     """
     from ledger.presets.batches import commands as command
 
-    chosen = record if record is not None else topic is not None
-    return command.gate_topic(obj.cwd, fidelity_rate, mono, endpoint, topic, chosen, as_json)
+    chosen = record if record is not None else topic is not None or remeasure
+    return command.gate_topic(
+        obj.cwd,
+        fidelity_rate,
+        mono,
+        endpoint,
+        topic,
+        chosen,
+        as_json,
+        remeasure=remeasure,
+        reason=reason,
+        rigor_floor=rigor_floor,
+        confound=confound,
+    )
 
 
 @declare("write", loop="batches")
 @gate.command("batch")
-@click.option("--flags", required=True, help="One true/false per topic, comma-separated.")
-@click.option("--record", is_flag=True, help="Close the current batch with this result (a commit).")
+@click.option(
+    "--flags",
+    default=None,
+    help="One true/false per topic, comma-separated (with --record: read from the topics).",
+)
+@click.option(
+    "--record",
+    is_flag=True,
+    help="Close the current batch from its recorded topics (a commit).",
+)
 @json_option
 @pass_ctx
-def gate_batch(obj: Ctx, flags: str, record: bool, as_json: bool) -> int:
-    """Batch gate: pass ratio >= batch_ratio_min AND passed topics >= hard_line."""
+def gate_batch(obj: Ctx, flags: str | None, record: bool, as_json: bool) -> int:
+    """Batch gate: pass ratio >= batch_ratio_min AND passed topics >= hard_line.
+
+    With --record the flags are the recorded topics' results, every topic recorded."""
     from ledger.presets.batches import commands as command
 
     return command.gate_batch(obj.cwd, flags, record, as_json)

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from ledger.presets.batches.commands.gates import gate_batch, gate_converged, gate_topic
 from ledger.presets.batches.commands.tracing import resume, trace_emit
-from ledger.presets.batches.commands.weights import parse_new, weights_change, weights_init
+from ledger.presets.batches.commands.weights import (
+    parse_new,
+    weights_change,
+    weights_init,
+    weights_vocabulary,
+)
 
 # The verbs the command line calls, and what a caller may read besides.
 __all__ = [
@@ -21,4 +26,5 @@ __all__ = [
     "trace_emit",
     "weights_change",
     "weights_init",
+    "weights_vocabulary",
 ]

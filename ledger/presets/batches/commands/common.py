@@ -10,10 +10,13 @@ from typing import Any
 from ledger.core import output
 from ledger.core.context import Context, open_preset
 from ledger.core.errors import Refused
+from ledger.core.findings import Finding
 from ledger.core.model.config import BatchesTable
-from ledger.core.store import write_atomic
+from ledger.core.store import Snapshot, write_atomic
+from ledger.presets.batches import history
 from ledger.presets.batches import loop as batches
 from ledger.presets.batches.loop import Batches
+from ledger.presets.batches.rules import Withdrawn, withdrawn_topics
 
 
 def open_batches(cwd: Path) -> Context:
@@ -29,18 +32,91 @@ def say(as_json: bool, data: dict[str, Any], text: str) -> None:
         output.say(text)
 
 
-def trace_ride_along(ctx: Context, b: Batches) -> dict[str, bytes | None]:
-    """Trace events written since the last commit ride along with this transition
-    (a torn last line repaired first)."""
+JOURNAL = "trace-lines"  # under .git/ledger/: digests of the trace lines the verbs wrote
+
+
+def remember(ctx: Context, before: str, after: str) -> None:
+    """Note the lines the verbs added to a trace (``after`` past ``before``), so the
+    transition they ride along with can tell them from a line written by hand."""
+    added = [line for line in after.splitlines() if line.strip()][len(before.splitlines()) :]
+    if not added:
+        return
+    path = ctx.store.ledger_state_dir / JOURNAL
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("".join(f"{history.line_id(line)}\n" for line in added))
+
+
+def known_lines(ctx: Context) -> set[str]:
+    path = ctx.store.ledger_state_dir / JOURNAL
+    if not path.is_file():
+        return set()
+    return set(path.read_text(encoding="utf-8").split())
+
+
+def trace_text(
+    ctx: Context, b: Batches, snap: Snapshot, write: bool = True
+) -> tuple[str, str, str | None]:
+    """(path, committed text, text on disk or None) of the run's trace, a torn last line
+    repaired first (the repair is the verbs' own line; ``write``: on disk too)."""
     rel = batches.trace_path(ctx.config, b.run_id)
+    committed = (snap.read(rel) or b"").decode("utf-8", errors="replace")
     path = ctx.store.require_workdir() / rel
     if not path.is_file():
-        return {}
+        return rel, committed, None
     text = path.read_text(encoding="utf-8", errors="replace")
     repaired = batches.repair_trace(text)
-    if repaired != text:
+    if repaired != text and write:
         write_atomic(path, repaired.encode())
-    return {rel: repaired.encode()}
+        if repaired != text + "\n":  # a torn-line event of the verbs' own, not a kept line
+            remember(ctx, text.rpartition("\n")[0] + "\n" if "\n" in text else "", repaired)
+    return rel, committed, repaired
+
+
+def trace_findings(ctx: Context, b: Batches, snap: Snapshot, write: bool = True) -> list[Finding]:
+    """What keeps the trace on disk from riding along with the next transition: a line
+    no verb wrote, a changed committed line, a reused seq, an event after run_end (the
+    one rule, :func:`ledger.presets.batches.history.trace_lines`, that verify applies).
+    ``write=False`` (``next``) repairs a torn last line in memory only."""
+    rel, committed, text = trace_text(ctx, b, snap, write)
+    if text is None:
+        return []
+    known = known_lines(ctx)
+    if not write and text.splitlines() and '"torn-line"' in text.splitlines()[-1]:
+        known.add(history.line_id(text.splitlines()[-1]))  # the repair the verb will make
+    return [
+        Finding(rule, f"{rel}: {message}", fix)
+        for rule, message, fix in history.trace_lines(committed, text, known)
+    ]
+
+
+def trace_ride_along(ctx: Context, b: Batches, snap: Snapshot) -> dict[str, bytes | None]:
+    """Trace events written since the last commit ride along with this transition (a
+    torn last line repaired first); refused when one of them was not written by a verb."""
+    found = trace_findings(ctx, b, snap)
+    if found:
+        raise Refused.of(found)
+    rel, _committed, text = trace_text(ctx, b, snap)
+    return {rel: text.encode()} if text is not None else {}
+
+
+def require_clean_history(ctx: Context) -> None:
+    """Refused while ``verify`` has findings: a hand edit (a meta.json that unfreezes a
+    target, a trace line committed past the hooks) stands until it is repaired, and no
+    transition builds on it."""
+    from ledger.core.verify import verify
+
+    report = verify(ctx.store, ctx.config, ctx.config_file)
+    if report.findings:
+        found = [
+            Finding(
+                "history-findings",
+                f"history does not verify: {f.commit[:10]} {f.path}: [{f.rule}] {f.message}",
+                f.fix,
+            )
+            for f in report.findings[:3]
+        ]
+        raise Refused.of(found)
 
 
 def require_not_converged(b: Batches) -> None:
@@ -59,3 +135,11 @@ def frozen_thresholds(ctx: Context, b: Batches) -> BatchesTable:
         setting, line = broken
         raise Refused(f"[thresholds-frozen] {line}", f"restore it: {setting.restore()}")
     return b.thresholds()
+
+
+def withdrawn(ctx: Context) -> list[Withdrawn]:
+    """The topic measurements a ``git revert`` withdrew, as ``verify`` reports them (from
+    its report cache when current); none when history cannot be verified."""
+    from ledger.core.verify import history_notes
+
+    return withdrawn_topics(history_notes(ctx.store, ctx.config, ctx.config_file), ctx.dir)

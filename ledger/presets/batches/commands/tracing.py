@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from ledger.core import output
-from ledger.core.errors import BadInput
+from ledger.core.errors import BadInput, Refused
 from ledger.core.model.ids import check_safe
 from ledger.core.store import write_atomic
+from ledger.presets.batches import history
 from ledger.presets.batches import loop as batches
-from ledger.presets.batches.commands.common import open_batches, say
+from ledger.presets.batches.commands.common import open_batches, remember, say, trace_text
 
 
 def _field_value(root: Path, key: str, raw: str) -> Any:
@@ -58,12 +59,19 @@ def trace_emit(cwd: Path, event: str, fields: tuple[str, ...], as_json: bool) ->
         b = batches.load(ctx.config, ctx.store.snapshot())
         rel = batches.trace_path(ctx.config, b.run_id)
         path = root / rel
-        text = batches.repair_trace(path.read_text() if path.is_file() else "")
+        _rel, committed, on_disk = trace_text(ctx, b, ctx.store.snapshot())
+        text = on_disk if on_disk is not None else committed
+        if history.ended(text):
+            raise Refused(
+                f"[trace-after-run-end] the trace of run {b.run_id} has ended (run_end)",
+                "a converged run takes no more events; start a new run in a new ledger",
+            )
         seq = batches.last_seq(text) + 1
         line = json.dumps(
             {"seq": seq, "event": event, "batch": b.current, "fields": values}, sort_keys=True
         )
         write_atomic(path, (text + line + "\n").encode())
+        remember(ctx, text, text + line + "\n")
     say(as_json, {"seq": seq, "event": event, "path": rel}, f"trace {event} seq {seq}")
     return 0
 

@@ -13,14 +13,17 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ledger.core import output
 from ledger.core.context import Context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import dump_json, load_json
 from ledger.core.model.ids import check_safe
 from ledger.core.store import Snapshot, Transition
+from ledger.presets.batches import leak, rules
 from ledger.presets.batches import loop as batches
 from ledger.presets.batches.commands.common import (
     open_batches,
+    require_clean_history,
     require_not_converged,
     say,
     trace_ride_along,
@@ -47,6 +50,7 @@ def weights_init(
         check_safe(run_id, "--run-id")
     cfg = batches.table(ctx.config)
     ctx.require_committed_config()
+    words = _committed_words(ctx)
     meta = {
         "frozen": sorted(frozen),
         "run_id": run_id or f"run-{uuid.uuid4().hex[:8]}",
@@ -57,6 +61,7 @@ def weights_init(
             "topics_per_batch": cfg.topics_per_batch,
             "converge_k": cfg.converge_k,
         },
+        "vocabulary": words,
     }
 
     def build(snap: Snapshot) -> Transition:
@@ -74,10 +79,76 @@ def weights_init(
         )
 
     commit_id, _ = ctx.store.transact(build)
+    loud_if_empty(ctx, words)
     say(
         as_json,
-        {"commit": commit_id, "batch": 0, "run_id": meta["run_id"]},
-        f"batch-0 committed ({commit_id[:10]}); run id {meta['run_id']}",
+        {"commit": commit_id, "batch": 0, "run_id": meta["run_id"], "vocabulary": len(words)},
+        f"batch-0 committed ({commit_id[:10]}); run id {meta['run_id']}; "
+        f"{len(words)} forbidden word(s) frozen",
+    )
+    return 0
+
+
+def _committed_words(ctx: Context) -> list[str]:
+    """The committed forbidden vocabulary; refused while the file has uncommitted changes
+    (the audit must use what review saw)."""
+    cfg = batches.table(ctx.config)
+    words = batches.committed_vocabulary(ctx.store.snapshot(), cfg)
+    name = cfg.forbidden_vocabulary
+    if name:
+        on_disk = ctx.store.require_workdir() / name
+        committed = ctx.store.snapshot().read(name)
+        if not on_disk.is_file() or on_disk.read_bytes() != committed:
+            raise BadInput(
+                f"{name} has uncommitted changes; the leak audit uses the committed vocabulary",
+                f"commit it first (git commit {name})",
+            )
+    return words
+
+
+def loud_if_empty(ctx: Context, words: list[str]) -> None:
+    """An empty vocabulary audits nothing: say so every time, on stderr."""
+    if not words:
+        name = batches.table(ctx.config).forbidden_vocabulary or "(none configured)"
+        output.warn(
+            f"[leak-audit] the forbidden vocabulary {name} is empty: the leak audit checks "
+            "nothing (add words, commit them, then git ledger weights vocabulary --reason TEXT)"
+        )
+
+
+def weights_vocabulary(cwd: Path, reason: str, as_json: bool) -> int:
+    """Freeze the committed forbidden vocabulary anew: a transition with a reason."""
+    ctx = open_batches(cwd)
+    if not reason.strip():
+        raise BadInput("--reason is empty", "say why the vocabulary changes")
+    require_clean_history(ctx)
+    words = _committed_words(ctx)
+
+    def build(snap: Snapshot) -> Transition:
+        b = batches.load(ctx.config, snap)
+        require_not_converged(b)
+        if b.meta is None:
+            raise Refused("no weights yet", "git ledger weights init FILE (it freezes it)")
+        if b.meta.get("vocabulary") == words:
+            raise BadInput(
+                "the committed vocabulary is the frozen one already",
+                f"edit and commit {batches.table(ctx.config).forbidden_vocabulary} first",
+            )
+        meta = {**b.meta, "vocabulary": words}
+        return Transition(
+            kind="vocabulary",
+            step=f"vocabulary-{b.current}",
+            subject=f"docs(batches): forbidden vocabulary ({len(words)} word(s))",
+            body=reason.strip(),
+            writes={f"{ctx.dir}/weights/meta.json": dump_json(meta).encode()},
+        )
+
+    commit_id, _ = ctx.store.transact(build)
+    loud_if_empty(ctx, words)
+    say(
+        as_json,
+        {"commit": commit_id, "vocabulary": len(words)},
+        f"{len(words)} forbidden word(s) frozen ({commit_id[:10]})",
     )
     return 0
 
@@ -138,30 +209,45 @@ def weights_change(
     reason: str | None,
     as_string: bool = False,
     replace_container: bool = False,
+    allow_null: bool = False,
+    topic: str | None = None,
+    signal: str | None = None,
     as_json: bool,
 ) -> int:
     ctx = open_batches(cwd)
-    root = ctx.store.require_workdir()
     cfg = batches.table(ctx.config)
     if not copy:
         if not target or not key or new is None or not (reason or "").strip():
             raise BadInput("weights revise needs --target, --key, --new and --reason")
-        leaks = batches.forbidden_words(root, cfg, new)
+        # A configured vocabulary file that is gone is bad input (a misconfiguration), even
+        # though the audit uses the copy frozen at weights init.
+        batches.vocabulary(ctx.store.require_workdir(), cfg)
+        snap = ctx.store.snapshot()
+        words = batches.frozen_vocabulary(batches.load(ctx.config, snap), snap)
+        loud_if_empty(ctx, words)
+        leaks = leak.matches(words, new)
         if leaks:
             raise Refused(
                 f"[leak-audit] the revised text uses forbidden words: {', '.join(leaks)}",
                 f"rephrase without them ({cfg.forbidden_vocabulary})",
             )
 
+    require_clean_history(ctx)
     # Validated above for a revision; plain strings from here on.
     target_s, key_s, new_s = target or "", key or "", new or ""
     value: Any = parse_new(new_s, as_string)
+    if not copy and value is None and not allow_null:
+        # JSON null would silently erase the weight's text (issue 27).
+        raise BadInput(
+            f"--new {new_s!r} is JSON null: it would erase {target_s}.{key_s}",
+            "pass --string to store the text, or --allow-null to clear the weight",
+        )
 
     def build(snap: Snapshot) -> Transition:
         b = batches.load(ctx.config, snap)
         n = _open_next(ctx, b)
         base = ctx.dir
-        writes: dict[str, bytes | None] = trace_ride_along(ctx, b)
+        writes: dict[str, bytes | None] = trace_ride_along(ctx, b, snap)
         if copy:
             writes[f"{base}/weights/batch-{n + 1}.json"] = snap.read_blob(b.weight_blobs[n])
             return Transition(
@@ -170,6 +256,9 @@ def weights_change(
                 subject=f"docs(batches): batch-{n + 1} copies batch-{n}",
                 writes=writes,
             )
+        blockers = rules.revise_blockers(b, n, b.thresholds().fidelity_min, topic, signal)
+        if blockers:
+            raise Refused.of(blockers)
         if target_s in b.frozen():
             raise Refused(f"[frozen-target] {target_s} is frozen", "revise another target")
         weights = json.loads(json.dumps(b.weights[n]))
@@ -198,6 +287,8 @@ def weights_change(
             "old": old,
             "new": value,
             "reason": (reason or "").strip(),
+            **({"topic": topic} if topic is not None else {}),
+            **({"signal": signal} if signal is not None else {}),
         }
         b.revisions[n] = revision
         writes[f"{base}/weights/batch-{n + 1}.json"] = dump_json(weights).encode()
