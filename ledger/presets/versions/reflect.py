@@ -118,6 +118,17 @@ def prefill(state: LedgerState) -> dict[str, str]:
             f"({r.data.provenance.remeasure})"
         )
     noise = [f.message for f in fired if f.rule == rules.EVAL_NOISE]
+    for gate in sorted(state.config.gates):
+        best = standing_baseline(state, gate)
+        if best is None:
+            continue
+        # At the best's own code (a temporary worktree), never HEAD's: see .owncode.
+        keys = [r.key for r in state.results_for(best.id, gate)]
+        seed = "42" if "42" in keys or not keys else keys[0]
+        noise.append(
+            f"`{gate}`: re-measure the best at its own code: git ledger run {best.id} "
+            f"--gate {gate} --seeds {seed} --remeasure 'eval stability'"
+        )
     variance = []
     for gate, cfg in sorted(state.config.gates.items()):
         measured = eval_noise(state, gate)
