@@ -237,6 +237,7 @@ def cell_versions(path: str, matrix: MatrixFront) -> list[Version]:
             gate=cell.gate,
             files=cell.files,
             falsifier=cell.falsifier,
+            subsystem=cell.subsystem,
             matrix=matrix.id,
             conclusion=conclusion,
         )

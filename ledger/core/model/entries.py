@@ -158,6 +158,7 @@ class MatrixCell(_Entry):
     files: list[str] = Field(default_factory=list)
     falsifier: str
     branch: str
+    subsystem: str | None = None  # what the cell patches; the triggers count it per cell
 
 
 class MatrixFront(_Entry):

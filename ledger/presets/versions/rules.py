@@ -41,7 +41,7 @@ def since_reflection(state: LedgerState) -> list[Version]:
 
 @dataclass(frozen=True)
 class Unit:
-    """One bet as the triggers count it: a version, or a whole matrix (N cells, one bet)."""
+    """One bet as the triggers count it: a version, or one cell of a matrix."""
 
     id: str
     gate: str
@@ -52,33 +52,21 @@ class Unit:
 
 
 def units(state: LedgerState) -> list[Unit]:
-    """Concluded bets in order; a concluded matrix counts once, at its winner if any."""
-    out: list[Unit] = []
-    seen: set[str] = set()
-    for version in state.versions:
-        if not version.concluded:
-            continue
-        mid = version.front.matrix
-        if mid is None:
-            out.append(
-                Unit(
-                    version.id,
-                    version.front.gate,
-                    version.front.subsystem,
-                    (version,),
-                    tuple(version.front.noop_gates),
-                    version.front.parent,
-                )
-            )
-            continue
-        if mid in seen:
-            continue
-        seen.add(mid)
-        cells = tuple(v for v in state.versions if v.front.matrix == mid and v.concluded)
-        winner = next((c for c in cells if c.verdict == "confirmed"), None)
-        gate = (winner or cells[0]).front.gate
-        out.append(Unit(mid, gate, None, cells, (), None))
-    return out
+    """Concluded bets in order. A matrix's cells count one by one, with their own gate and
+    subsystem, as if they had run sequentially (the research document's rule): three cells
+    all inside noise are three bets that did not move their gate, not one."""
+    return [
+        Unit(
+            version.id,
+            version.front.gate,
+            version.front.subsystem,
+            (version,),
+            tuple(version.front.noop_gates),
+            version.front.parent,
+        )
+        for version in state.versions
+        if version.concluded
+    ]
 
 
 def _marks(state: LedgerState) -> dict[str, set[str]]:
