@@ -208,6 +208,8 @@ def run_status(cwd: Path, as_json: bool) -> int:
     for problem in data["machine"]:
         if problem["kind"] != "history":  # listed below, from verify's own report
             output.say(f"problem: {problem['message']} (fix: {problem['fix']})")
+    for item in data.get("unmeasured", []):
+        output.say(f"unmeasured: {item['id']} has no results on {', '.join(item['gates'])}")
     for item in data.get("unjudged", []):
         output.say(f"problem: {item['why']}")
     for finding in data["history"]:

@@ -89,6 +89,8 @@ class VersionsPreset(Preset):
             "refuted": refuted,
             "flagged": _flagged(state, {v: flags[v] for v in recent}),
             "remeasure": _remeasure(state, readings),
+            # Which gates of each open version are still unmeasured (next measures them).
+            "unmeasured": _unmeasured(state),
             "unjudged": [
                 {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
             ],
@@ -134,6 +136,19 @@ class VersionsPreset(Preset):
                 f"history before it is pushed ({finding.get('fix')})"
             )
         return out
+
+
+def _unmeasured(state: LedgerState) -> list[dict[str, Any]]:
+    from ledger.presets.versions.nextstep import unmeasured_gates
+
+    out = []
+    for version in state.open_versions():
+        gates = unmeasured_gates(state, version)
+        if not any(r.version == version.id and r.gate == version.front.gate for r in state.results):
+            gates.insert(0, version.front.gate)
+        if gates:
+            out.append({"id": version.id, "gates": gates})
+    return out
 
 
 def _flagged(state: LedgerState, flags: dict[str, Flags]) -> list[dict[str, Any]]:
