@@ -160,9 +160,15 @@ def _flagged(state: LedgerState, flags: dict[str, Flags]) -> list[dict[str, Any]
         if r.status == "ok" and r.dirty:
             counts[r.version] = counts.get(r.version, 0) + 1
     before = {vid: len(f.before_code) for vid, f in flags.items() if f.before_code}
+    mixed = {vid: len(f.mixed) for vid, f in flags.items() if f.mixed}
     return [
-        {"id": vid, "dirty": counts.get(vid, 0), "before_code": before.get(vid, 0)}
-        for vid in [*counts, *(v for v in before if v not in counts)]
+        {
+            "id": vid,
+            "dirty": counts.get(vid, 0),
+            "before_code": before.get(vid, 0),
+            "mixed": mixed.get(vid, 0),
+        }
+        for vid in dict.fromkeys([*counts, *before, *mixed])
     ]
 
 
@@ -173,6 +179,7 @@ def _remeasure(state: LedgerState, readings: dict[str, Reading]) -> dict[str, An
 
     for vid, reading in readings.items():
         flagged = set(reading.flags.dirty) | set(reading.flags.before_code)
+        flagged |= set(reading.flags.mixed)
         results = [r for r in reading.results if r.path in flagged]
         if not results or any(r.data.window is not None for r in results):
             continue
