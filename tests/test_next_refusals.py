@@ -235,9 +235,13 @@ def test_a_parked_phase_waits_for_a_person(bare_repo: Repo) -> None:
         "sizes",
         "--resume-criterion",
         "a new evaluation set",
+        "--force",  # issue 26: the conditions do not hold here
+        "testing",
     )
     nxt = repo.ok("next", "--json").json()
-    assert nxt["command"] == "git ledger phase resume", nxt
+    assert nxt["command"] == (
+        "git ledger phase resume --criterion 'a new evaluation set' --evidence '<EVIDENCE>'"
+    ), nxt
     assert "a new evaluation set" in nxt["decide"]
     follow(repo, nxt)
     assert walk_to(repo, "register") == ["register"]

@@ -41,6 +41,7 @@ FILL = {
     "<GATE>": "recent",
     "<FILES>": "src/cache.py",
     "<REASON>": "measured knowingly before the code was committed, or on a dirty tree",
+    "<EVIDENCE>": "the criterion holds now",
 }
 
 

@@ -201,11 +201,14 @@ def test_phase_declare_parks_registration_until_resumed(repo: Repo) -> None:
         "caching",
         "--resume-criterion",
         "new eval set",
+        # Issue 26: none of the three conditions holds here, so it takes a stated reason.
+        "--force",
+        "testing the parking",
     )
     parked = register(repo, "V2")
     assert parked.code == 1 and "phase-parked" in parked.err
     assert "new eval set" in (repo.path / "training_log/CAMPAIGN_STATUS.md").read_text()
-    repo.ok("phase", "resume")
+    repo.ok("phase", "resume", "--criterion", "new eval set", "--evidence", "it arrived")
     assert register(repo, "V2").code == 0
 
 

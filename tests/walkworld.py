@@ -62,6 +62,7 @@ FILL = {
     "<GATE>": "recent",
     "<FILES>": "src/cache.py",
     "<REASON>": "the walk states a reason",
+    "<EVIDENCE>": "the criterion holds now",
     "<NOTES>": "the less invasive change won",
 }
 # Actions of `next` that repair the machine rather than step the loop: while `next`
@@ -796,7 +797,7 @@ def matrix(w: World, nxt: dict[str, Any], command: str) -> None:
 def phase(w: World, nxt: dict[str, Any], command: str) -> None:
     declare = (
         "git ledger phase declare --reason 'out of ideas' --exhausted sizes "
-        "--resume-criterion 'a new idea'"
+        "--resume-criterion 'a new idea' --force 'a walk detour'"
     )
     w.event("phase", "declare")
     done = w.sh(declare)

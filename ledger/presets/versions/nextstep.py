@@ -303,11 +303,15 @@ def next_action(state: LedgerState, readings: Mapping[str, Reading] | None = Non
     if state.phase is not None and state.phase.state == "parked":
         # Resuming needs no argument, only the judgment the parking asked for.
         criteria = "; ".join(state.phase.resume_criteria) or "(none listed)"
+        first = quote(state.phase.resume_criteria[0]) if state.phase.resume_criteria else None
         return NextAction(
             "resume-phase",
-            "git ledger phase resume",
+            f"git ledger phase resume --criterion {first} --evidence '<EVIDENCE>'"
+            if first
+            else "git ledger phase resume --force '<REASON>'",
             f"the loop is parked; resume once the criteria in CAMPAIGN_STATUS.md hold: {criteria}",
-            decide=f"whether the resume criteria hold: {criteria}",
+            placeholders=("<EVIDENCE>",) if first else ("<REASON>",),
+            decide=f"whether the resume criteria hold (which one, with what evidence): {criteria}",
         )
     fired, incomplete = rules.reflection_pending(state)
     if incomplete:
