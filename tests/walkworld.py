@@ -490,7 +490,9 @@ class World:
         if "REFLECTION_" in rel:
             text = path.read_text()
             for title in re.findall(r"^## (.+)$", text, re.M):
-                text = text.replace(f"## {title}\n", f"## {title}\n\nAnswered on the walk.\n", 1)
+                # Each section its own answer (a repeat does not count), the target kept.
+                answer = f"Answered on the walk about {title.lower()}; keep as target."
+                text = text.replace(f"## {title}\n", f"## {title}\n\n{answer}\n", 1)
             path.write_text(text)
             return
         path.parent.mkdir(parents=True, exist_ok=True)

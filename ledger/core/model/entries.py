@@ -136,6 +136,9 @@ class ReflectionFront(_Entry):
     # What the reflection found binds the loop ("instrument": the evaluation, not the
     # bets): one of the conditions 'phase declare' checks.
     binding_constraint: str | None = None
+    # The gate the Goodhart tripwire fired on: the reflection then audits it as a target
+    # ("## Target audit", ending in "keep as target" or "retire").
+    target_gate: str | None = None
 
 
 class PhaseFront(_Entry):

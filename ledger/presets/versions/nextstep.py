@@ -204,8 +204,9 @@ def register(state: LedgerState) -> NextAction:
     number = state.version_key(last).number + 1 if last else 1
     suggested = f"{prefix}{number}"
     placeholders = ["<BET>", "<FALSIFIER>"]
-    gates = sorted(state.config.gates)
-    if parent is not None and parent.front.gate in state.config.gates:
+    retired = rules.retired_gates(state)
+    gates = sorted(g for g in state.config.gates if g not in retired)
+    if parent is not None and parent.front.gate in gates:
         gate = parent.front.gate
     elif len(gates) == 1:
         gate = gates[0]

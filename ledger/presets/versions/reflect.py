@@ -64,8 +64,11 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         else:
             output.say(f"{rel} is already written: fill it in, then commit it")
         return 0
-    fired = [f.rule for f in rules.triggers(state)]
-    front = ReflectionFront(id=rid, after=after, triggers=fired)
+    found = rules.triggers(state)
+    fired = [f.rule for f in found]
+    goodhart = next((f for f in found if f.rule == rules.GOODHART), None)
+    target = str(goodhart.evidence.get("gate")) if goodhart is not None else None
+    front = ReflectionFront(id=rid, after=after, triggers=fired, target_gate=target)
     body = render(
         read_resource("templates", "reflection.md"),
         id=rid,
@@ -73,6 +76,8 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         triggers=", ".join(fired) or "none",
         **prefill(state),
     )
+    if target is not None:
+        body = body.rstrip("\n") + "\n\n" + target_section(state, target)
     write_atomic(path, Document(front=front.model_dump(mode="json"), body=body).render().encode())
     if as_json:
         output.emit_json({"id": rid, "path": rel, "triggers": fired})
@@ -192,6 +197,41 @@ def prefill(state: LedgerState) -> dict[str, str]:
         "untouched": _quote(untouched),
         "observability": _quote([f"[{f.rule}] {f.message}" for f in fired]),
     }
+
+
+def target_section(state: LedgerState, gate: str) -> str:
+    """The Goodhart reflection's seventh section: the targeted window against its regime's
+    walk-forward distribution, to end in "keep as target" or "retire" (a retired gate
+    cannot be the target of a new registration)."""
+    from ledger.core.markdown import fmt
+
+    cfg = state.config.gates.get(gate)
+    metric = cfg.metric if cfg is not None else ""
+    facts = []
+    for other, other_cfg in sorted(state.config.gates.items()):
+        if other_cfg.mode != "walk-forward" and other != gate:
+            continue
+        values = [
+            r.metrics[other_cfg.metric]
+            for v in state.concluded()
+            for r in state.results_for(v.id, other)
+            if other_cfg.metric in r.metrics
+        ]
+        if values:
+            facts.append(
+                f"`{other}` ({other_cfg.mode}): {len(values)} result(s) of concluded versions, "
+                f"{other_cfg.metric} min {fmt(min(values))}, mean {fmt(sum(values) / len(values))}, "
+                f"max {fmt(max(values))}"
+            )
+    return (
+        f"## Target audit\n\n"
+        f"> The tripwire fired on gate `{gate}` ({metric}). Compare it with its regime's "
+        "walk-forward distribution:\n"
+        + _quote(facts)
+        + "\n\n<!-- Is this window still a fair target, or did the bets fit its noise? "
+        "End with one line: 'keep as target' or 'retire' (a retired gate is never "
+        "targeted again). -->\n"
+    )
 
 
 def _commit(ctx: Context, rid: str, rel: str, path: Path, as_json: bool) -> int:

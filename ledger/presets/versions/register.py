@@ -323,6 +323,12 @@ def run(cwd: Path, options: RegisterOptions) -> int:
                         message, "bet on a bigger effect, measure more seeds, or --force REASON"
                     )
                 forced = force
+        retired = rules.retired_gates(state).get(gate)
+        if retired is not None:
+            raise Refused(
+                f"[retired-target] {retired} retired gate '{gate}' as a target",
+                "target another gate (it can still be measured as a --noop-gates gate)",
+            )
         dead = rules.exhausted_subsystems(state).get(subsystem or "")
         if dead is not None:
             if force is None:

@@ -247,6 +247,11 @@ def triggers(state: LedgerState) -> list[Finding]:
     return sorted(due.values(), key=lambda f: order.index(f.rule))
 
 
+def retired_gates(state: LedgerState) -> dict[str, str]:
+    """Gates a complete Goodhart reflection retired as targets -> that reflection's id."""
+    return {r.retired: r.front.id for r in state.reflections if r.complete and r.retired}
+
+
 def exhausted_subsystems(state: LedgerState) -> dict[str, str]:
     """Subsystems a complete reflection's audit declared exhausted -> that reflection."""
     out: dict[str, str] = {}
