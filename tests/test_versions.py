@@ -107,6 +107,10 @@ def test_goodhart_arc_blocks_registration_until_a_complete_reflection(repo: Repo
         "Untouched dimensions",
     ):
         filled = filled.replace(f"## {section}\n", f"## {section}\n\nChecked: {section.lower()}.\n")
+    # Issue 26: the tripwire's reflection decides about its target gate.
+    filled = filled.replace(
+        "## Target audit\n", "## Target audit\n\nIt is typical of its regime: keep as target\n"
+    )
     path.write_text(filled)  # the sixth section stays empty
     refused = repo.run("reflect", "V202", "--commit")
     assert refused.code == 1 and "Observability-gap audit" in refused.err

@@ -77,7 +77,10 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         **prefill(state),
     )
     if target is not None:
-        body = body.rstrip("\n") + "\n\n" + target_section(state, target)
+        # Before the last section, the observability audit, which closes the reflection.
+        last = "## Observability-gap audit\n"
+        section = target_section(state, target) + "\n"
+        body = body.replace(last, section + last, 1) if last in body else body + "\n" + section
     write_atomic(path, Document(front=front.model_dump(mode="json"), body=body).render().encode())
     if as_json:
         output.emit_json({"id": rid, "path": rel, "triggers": fired})

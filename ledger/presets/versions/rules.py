@@ -41,7 +41,8 @@ def since_reflection(state: LedgerState) -> list[Version]:
 
 @dataclass(frozen=True)
 class Unit:
-    """One bet as the triggers count it: a version, or one cell of a matrix."""
+    """One bet as the triggers count it: a version, a cell of a matrix that found no
+    winner, or a matrix with a winner."""
 
     id: str
     gate: str
@@ -52,21 +53,38 @@ class Unit:
 
 
 def units(state: LedgerState) -> list[Unit]:
-    """Concluded bets in order. A matrix's cells count one by one, with their own gate and
-    subsystem, as if they had run sequentially (the research document's rule): three cells
-    all inside noise are three bets that did not move their gate, not one."""
-    return [
-        Unit(
-            version.id,
-            version.front.gate,
-            version.front.subsystem,
-            (version,),
-            tuple(version.front.noop_gates),
-            version.front.parent,
+    """Concluded bets in order. A matrix whose cells all missed counts cell by cell, each
+    with its own gate and subsystem, as if they had run one after another (the research
+    document's rule): three cells inside noise are three bets that did not move their gate,
+    not one. A matrix with a winner counts once, at its winner: the bet it made paid."""
+    out: list[Unit] = []
+    seen: set[str] = set()
+    for version in state.versions:
+        if not version.concluded:
+            continue
+        mid = version.front.matrix
+        if mid is not None:
+            if mid in seen:
+                continue
+            cells = [v for v in state.versions if v.front.matrix == mid and v.concluded]
+            winner = next((c for c in cells if c.verdict == "confirmed"), None)
+            if winner is not None:
+                seen.add(mid)
+                out.append(
+                    Unit(mid, winner.front.gate, winner.front.subsystem, tuple(cells), (), None)
+                )
+                continue
+        out.append(
+            Unit(
+                version.id,
+                version.front.gate,
+                version.front.subsystem,
+                (version,),
+                tuple(version.front.noop_gates),
+                version.front.parent,
+            )
         )
-        for version in state.versions
-        if version.concluded
-    ]
+    return out
 
 
 def _marks(state: LedgerState) -> dict[str, set[str]]:
