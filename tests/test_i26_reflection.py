@@ -61,7 +61,9 @@ def test_the_goodhart_reflection_keeps_or_retires_its_target(repo: Repo) -> None
     assert "target_gate: recent" in text and "## Target audit" in text
     assert "`recent` (seeds): 16 result(s) of concluded versions" in text
     for title in SECTIONS:
-        text = text.replace(f"## {title}\n", f"## {title}\n\nWe looked at {title.lower()} closely.\n")
+        text = text.replace(
+            f"## {title}\n", f"## {title}\n\nWe looked at {title.lower()} closely.\n"
+        )
     path.write_text(text)
     undecided = repo.run("reflect", "V4", "--commit")
     assert undecided.code == 1 and "Target audit" in undecided.err

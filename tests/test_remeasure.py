@@ -93,7 +93,8 @@ def test_reflection_is_prefilled_and_filler_answers_do_not_count(repo: Repo) -> 
         )
     # Issue 26: the tripwire's reflection decides about its target gate.
     real = real.replace(
-        "## Target audit\n", "## Target audit\n\nThe window is typical of its regime: keep as target\n"
+        "## Target audit\n",
+        "## Target audit\n\nThe window is typical of its regime: keep as target\n",
     )
     path.write_text(real)
     repo.ok("reflect", "V4", "--commit")

@@ -287,7 +287,7 @@ def run(cwd: Path, options: RegisterOptions) -> int:
         raise BadInput("--force must be one line (it becomes a commit trailer)")
     _require_clean_ledger_dir(ctx)
     reserved = reserved_ids(ctx.store, ctx.config, ctx.config_file)
-    from ledger.presets.versions.fresh import reverted_versions
+    from ledger.presets.versions.reverts import reverted_versions
 
     skip = (
         frozenset(reverted_versions(ctx.store.require_workdir())) if parent is None else frozenset()
