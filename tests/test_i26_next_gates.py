@@ -14,6 +14,8 @@ FILL = {"<BET>": "a bet", "<FALSIFIER>": "no gain", "<NEXT>": "go on"}
 def follow(repo: Repo) -> dict[str, object]:
     """Run the command `next` proposes, as an agent would; return the proposal."""
     nxt = repo.ok("next", "--json").json()
+    for rel in nxt["edit"]:  # the code of the bet, changed as next asks
+        repo.write(rel, f"STEP = {nxt['step']!r}\n")
     command = str(nxt["command"])
     for word, text in FILL.items():
         command = command.replace(word, text)

@@ -166,7 +166,9 @@ def _flagged(state: LedgerState, flags: dict[str, Flags]) -> list[dict[str, Any]
             "id": vid,
             "dirty": counts.get(vid, 0),
             "before_code": before.get(vid, 0),
-            "mixed": mixed.get(vid, 0),
+            # Added by issue 26, and only when there are such results: the schema before it
+            # stays as it was.
+            **({"mixed": mixed[vid]} if vid in mixed else {}),
         }
         for vid in dict.fromkeys([*counts, *before, *mixed])
     ]
