@@ -82,6 +82,10 @@ class Loop:
             text = text.replace(
                 f"## {title}\n", f"## {title}\n\nWe checked {title.lower()} against the numbers.\n"
             )
+        # Issue 26: the tripwire's reflection decides about its target gate.
+        text = text.replace(
+            "## Target audit\n", "## Target audit\n\nTypical of its regime: keep as target\n"
+        )
         path.write_text(text)
         self.repo.ok("reflect", after, "--commit")
         assert self.repo.run("triggers").code == 0
@@ -206,7 +210,7 @@ def _run_matrix(loop: Loop, mid: str, tmp: Path, means: dict[str, float]) -> dic
     return {str(c["cell"]).split(".")[1]: c for c in status["cells"]}
 
 
-def test_matrices_of_three_and_six_cells_count_once_and_hand_on_their_winner(
+def test_matrices_of_three_and_six_cells_count_cell_by_cell_and_hand_on_their_winner(
     bare_repo: Repo, tmp_path: Path
 ) -> None:
     repo = bare_repo
@@ -214,20 +218,21 @@ def test_matrices_of_three_and_six_cells_count_once_and_hand_on_their_winner(
     repo.ok("hooks", "install")
     loop.version("V1", "recent", "confirmed", recent=10.0)
     loop.version("V2", "recent", "refuted", recent=10.0)
-    # Three cells, none beyond noise: one bet tried as three cells, not three refutations.
+    # Three cells, none beyond noise: three bets, as if they had run one after another
+    # (issue 26; they used to count as one).
     cells = _run_matrix(loop, "V3", tmp_path, {"A": 10.0, "B": 10.02, "C": 9.98})
     assert all(c["k"] >= 2.5 and not c["pass"] for c in cells.values())
     registration = (repo.path / "training_log/V3-matrix.md").read_text()
     assert "threshold for 3 cells" in registration and "floored at 2.5σ" in registration
     repo.ok("matrix", "conclude", "V3", "--none")
-    assert loop.triggers("V3") == []
+    assert loop.triggers("V3") == [(GOODHART, "recent"), (STAGNATION, None)]
+    streak = next(f for f in repo.run("triggers", "--json").json() if f["rule"] == GOODHART)
+    assert streak["evidence"]["versions"] == ["V2", "V3.A", "V3.B", "V3.C"]
+    loop.reflect("V3.C")
     loop.version("V4", "recent", "refuted", recent=10.0)
-    assert loop.fired["V4"] == [(GOODHART, "recent"), (STAGNATION, None)]
     # A matrix with no winner merged nothing: the parent is the code on the branch (V2),
     # never one of its cells.
     assert repo.ok("show", "V4", "--json").json()["registration"]["parent"] == "V2"
-    streak = next(f for f in repo.run("triggers", "--json").json() if f["rule"] == GOODHART)
-    assert streak["evidence"]["versions"] == ["V2", "V3", "V4"]
     loop.reflect("V4")
     # Six cells: every cell's threshold at least 3σ (the rule beyond 5 cells), never the
     # 1.96σ a per-cell Bonferroni on few cells would fall to. Two cells pass.

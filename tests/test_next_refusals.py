@@ -38,7 +38,12 @@ def fill(repo: Repo, nxt: dict[str, Any]) -> str:
         path = repo.path / rel
         if "REFLECTION_" in rel:
             text = path.read_text()
-            text = re.sub(r"(## [^\n]+\n)", r"\1\nAnswered with care, on the numbers.\n", text)
+            # Each section its own answer (a repeat does not count), the target kept.
+            text = re.sub(
+                r"(## ([^\n]+)\n)",
+                lambda m: f"{m[1]}\nOn {m[2].lower()}: answered with care; keep as target.\n",
+                text,
+            )
             path.write_text(text)
         else:
             path.write_text("SIZE = 96\n")
@@ -235,9 +240,13 @@ def test_a_parked_phase_waits_for_a_person(bare_repo: Repo) -> None:
         "sizes",
         "--resume-criterion",
         "a new evaluation set",
+        "--force",  # issue 26: the conditions do not hold here
+        "testing",
     )
     nxt = repo.ok("next", "--json").json()
-    assert nxt["command"] == "git ledger phase resume", nxt
+    assert nxt["command"] == (
+        "git ledger phase resume --criterion 'a new evaluation set' --evidence '<EVIDENCE>'"
+    ), nxt
     assert "a new evaluation set" in nxt["decide"]
     follow(repo, nxt)
     assert walk_to(repo, "register") == ["register"]

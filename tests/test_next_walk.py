@@ -280,7 +280,12 @@ class VersionsWalk(Walk):
                 handle.write(f"# step {self.steps}\n")
             return
         text = target.read_text()
-        filled = re.sub(r"(## [^\n]+\n)", r"\1\nLooked at it; see the numbers.\n", text)
+        # Each section its own answer (a repeat does not count), the target kept.
+        filled = re.sub(
+            r"(## ([^\n]+)\n)",
+            lambda m: f"{m[1]}\nLooked at {m[2].lower()}; see the numbers; keep as target.\n",
+            text,
+        )
         target.write_text(filled)
 
     def fill(self, words: list[str], action: dict[str, Any]) -> list[str]:

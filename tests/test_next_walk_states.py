@@ -41,6 +41,7 @@ FILL = {
     "<GATE>": "recent",
     "<FILES>": "src/cache.py",
     "<REASON>": "measured knowingly before the code was committed, or on a dirty tree",
+    "<EVIDENCE>": "the criterion holds now",
 }
 
 
@@ -84,7 +85,9 @@ def edit(repo: Repo, rel: str, rng: random.Random, step: int) -> None:
     if "REFLECTION_" in rel:
         text = path.read_text()
         for title in re.findall(r"^## (.+)$", text, re.M):
-            text = text.replace(f"## {title}\n", f"## {title}\n\nAnswered on step {step}.\n", 1)
+            # Each section its own answer (a repeat does not count), the target kept.
+            answer = f"Answered on step {step} about {title.lower()}; keep as target."
+            text = text.replace(f"## {title}\n", f"## {title}\n\n{answer}\n", 1)
         path.write_text(text)
     else:
         path.write_text(f"SIZE = {rng.choice([40, 64, 64, 65, 96, 128])}  # step {step}\n")

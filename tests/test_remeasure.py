@@ -91,6 +91,11 @@ def test_reflection_is_prefilled_and_filler_answers_do_not_count(repo: Repo) -> 
         real = real.replace(
             f"## {title}\n", f"## {title}\n\nWe looked at {title.lower()} closely.\n"
         )
+    # Issue 26: the tripwire's reflection decides about its target gate.
+    real = real.replace(
+        "## Target audit\n",
+        "## Target audit\n\nThe window is typical of its regime: keep as target\n",
+    )
     path.write_text(real)
     repo.ok("reflect", "V4", "--commit")
     again = register(repo, "V5", extra=("--subsystem", "carry", "--cites", "REFLECTION_V4"))
@@ -305,8 +310,10 @@ def test_the_reflection_word_count_is_configurable(repo: Repo) -> None:
 
     def answer(words: str) -> str:
         out = text
-        for title in titles:
-            out = out.replace(f"## {title}\n", f"## {title}\n\n{words}\n")
+        for i, title in enumerate(titles):
+            # Each section its own answer (issue 26: a repeat does not count), same length.
+            own = words.replace("Seeds", f"Seeds{i}")
+            out = out.replace(f"## {title}\n", f"## {title}\n\n{own}\n")
         return out
 
     path.write_text(answer("Seeds one to four agree closely."))  # five words

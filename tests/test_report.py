@@ -101,6 +101,10 @@ def big_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "Observability-gap audit",
     ):
         text = text.replace(f"## {title}\n", f"## {title}\n\nLooked at {title.lower()}.\n")
+    # Issue 26: the tripwire's reflection decides about its target gate.
+    text = text.replace(
+        "## Target audit\n", "## Target audit\n\nTypical of its regime: keep as target\n"
+    )
     path.write_text(text)
     cli(repo, "reflect", "V5", "--commit")
     later = [

@@ -107,6 +107,10 @@ def test_goodhart_arc_blocks_registration_until_a_complete_reflection(repo: Repo
         "Untouched dimensions",
     ):
         filled = filled.replace(f"## {section}\n", f"## {section}\n\nChecked: {section.lower()}.\n")
+    # Issue 26: the tripwire's reflection decides about its target gate.
+    filled = filled.replace(
+        "## Target audit\n", "## Target audit\n\nIt is typical of its regime: keep as target\n"
+    )
     path.write_text(filled)  # the sixth section stays empty
     refused = repo.run("reflect", "V202", "--commit")
     assert refused.code == 1 and "Observability-gap audit" in refused.err
@@ -201,11 +205,14 @@ def test_phase_declare_parks_registration_until_resumed(repo: Repo) -> None:
         "caching",
         "--resume-criterion",
         "new eval set",
+        # Issue 26: none of the three conditions holds here, so it takes a stated reason.
+        "--force",
+        "testing the parking",
     )
     parked = register(repo, "V2")
     assert parked.code == 1 and "phase-parked" in parked.err
     assert "new eval set" in (repo.path / "training_log/CAMPAIGN_STATUS.md").read_text()
-    repo.ok("phase", "resume")
+    repo.ok("phase", "resume", "--criterion", "new eval set", "--evidence", "it arrived")
     assert register(repo, "V2").code == 0
 
 

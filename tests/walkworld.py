@@ -62,6 +62,7 @@ FILL = {
     "<GATE>": "recent",
     "<FILES>": "src/cache.py",
     "<REASON>": "the walk states a reason",
+    "<EVIDENCE>": "the criterion holds now",
     "<NOTES>": "the less invasive change won",
 }
 # Actions of `next` that repair the machine rather than step the loop: while `next`
@@ -489,7 +490,9 @@ class World:
         if "REFLECTION_" in rel:
             text = path.read_text()
             for title in re.findall(r"^## (.+)$", text, re.M):
-                text = text.replace(f"## {title}\n", f"## {title}\n\nAnswered on the walk.\n", 1)
+                # Each section its own answer (a repeat does not count), the target kept.
+                answer = f"Answered on the walk about {title.lower()}; keep as target."
+                text = text.replace(f"## {title}\n", f"## {title}\n\n{answer}\n", 1)
             path.write_text(text)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -796,7 +799,7 @@ def matrix(w: World, nxt: dict[str, Any], command: str) -> None:
 def phase(w: World, nxt: dict[str, Any], command: str) -> None:
     declare = (
         "git ledger phase declare --reason 'out of ideas' --exhausted sizes "
-        "--resume-criterion 'a new idea'"
+        "--resume-criterion 'a new idea' --force 'a walk detour'"
     )
     w.event("phase", "declare")
     done = w.sh(declare)

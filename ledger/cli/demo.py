@@ -51,6 +51,8 @@ SECTIONS = {
     "Revert-and-branch option": "Keep V2 and try bigger, independent moves side by side in a matrix.",
     "Untouched dimensions": "Width and dropout were never moved far; the learning rate only once.",
     "Observability-gap audit": "We log the per-evaluation scores (evals) to see spread inside a run.",
+    # The tripwire's reflection decides whether its gate stays the target.
+    "Target audit": "The window sits inside its regime's spread, so it stays: keep as target",
 }
 
 

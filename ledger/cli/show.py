@@ -56,9 +56,13 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
         "metrics": metrics,
         "results": results,
         "reflection": reflection.front.id if reflection else None,
-        "flags": {"dirty": list(flags.dirty), "before_code": list(flags.before_code)}
+        "flags": {
+            "dirty": list(flags.dirty),
+            "before_code": list(flags.before_code),
+            "mixed": list(flags.mixed),
+        }
         if flags
-        else {"dirty": [], "before_code": []},
+        else {"dirty": [], "before_code": [], "mixed": []},
     }
 
 
@@ -189,7 +193,11 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
     output.say(f"  files: {', '.join(reg['files']) or '—'}   parent: {reg['parent'] or '—'}")
     if data["override"]:
         output.say(f"  OVERRIDE: {data['override']}")
-    flagged = readiness.Flags(tuple(data["flags"]["dirty"]), tuple(data["flags"]["before_code"]))
+    flagged = readiness.Flags(
+        tuple(data["flags"]["dirty"]),
+        tuple(data["flags"]["before_code"]),
+        tuple(data["flags"].get("mixed", ())),
+    )
     for line in flagged.lines():
         output.say(f"  FLAGGED: {line}")
     rows = [

@@ -203,11 +203,18 @@ def run_status(cwd: Path, as_json: bool) -> int:
                 f"flagged: {flag['id']} has {flag['before_code']} result(s) measured before "
                 f"any code commit of {flag['id']} (see git ledger show {flag['id']})"
             )
+        if flag.get("mixed"):
+            output.say(
+                f"flagged: {flag['id']} has {flag['mixed']} result(s) measured at another code "
+                f"commit or under other conditions (see git ledger show {flag['id']})"
+            )
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
     for problem in data["machine"]:
         if problem["kind"] != "history":  # listed below, from verify's own report
             output.say(f"problem: {problem['message']} (fix: {problem['fix']})")
+    for item in data.get("unmeasured", []):
+        output.say(f"unmeasured: {item['id']} has no results on {', '.join(item['gates'])}")
     for item in data.get("unjudged", []):
         output.say(f"problem: {item['why']}")
     for finding in data["history"]:

@@ -129,6 +129,7 @@ class Reflection:
     front: ReflectionFront
     path: str
     missing: tuple[str, ...]
+    retired: str | None = None  # the gate its target audit retired
 
     @property
     def complete(self) -> bool:
@@ -237,6 +238,7 @@ def cell_versions(path: str, matrix: MatrixFront) -> list[Version]:
             gate=cell.gate,
             files=cell.files,
             falsifier=cell.falsifier,
+            subsystem=cell.subsystem,
             matrix=matrix.id,
             conclusion=conclusion,
         )
@@ -256,19 +258,45 @@ def section_words(body: str) -> dict[str, int]:
     ledger's pre-filled facts (quoted '>' lines), placeholders and filler
     answers such as 'n/a', '-' or 'ok' count as none."""
     out: dict[str, int] = {}
+    seen: set[str] = set()
     for title in REFLECTION_SECTIONS:
-        text = get_section(body, title)
-        if text is None:
+        stripped = own_text(body, title)
+        if stripped is None:
             out[title] = -1
             continue
-        text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
-        own = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
-        stripped = own.strip()
         if not stripped or PLACEHOLDER.fullmatch(stripped) or FILLER.fullmatch(stripped):
             out[title] = 0
             continue
-        out[title] = len(re.findall(r"\w+", stripped))
+        # A section must say something of its own: the same text pasted under another
+        # title answers one question, not two (issue 26).
+        same = " ".join(re.findall(r"\w+", stripped.lower()))
+        out[title] = 0 if same in seen else len(re.findall(r"\w+", stripped))
+        seen.add(same)
     return out
+
+
+def own_text(body: str, title: str) -> str | None:
+    """A section's own words: no comments, no quoted ('>') facts the ledger pre-filled."""
+    text = get_section(body, title)
+    if text is None:
+        return None
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    own = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
+    return own.strip()
+
+
+TARGET_AUDIT = "Target audit"
+
+
+def target_audit(body: str) -> tuple[int, str | None]:
+    """(words, "keep" | "retire" | None) of the Goodhart reflection's target audit: it
+    counts only when its last line decides, "keep as target" or "retire"."""
+    text = own_text(body, TARGET_AUDIT)
+    if text is None:
+        return -1, None
+    last = text.splitlines()[-1].lower() if text else ""
+    decided = "keep" if "keep as target" in last else "retire" if "retire" in last else None
+    return (len(re.findall(r"\w+", text)) if decided else 0), decided
 
 
 def reflection_missing(body: str, min_words: int = MIN_WORDS) -> tuple[str, ...]:
@@ -277,7 +305,8 @@ def reflection_missing(body: str, min_words: int = MIN_WORDS) -> tuple[str, ...]
 
 
 def missing_from(words: dict[str, int], min_words: int) -> tuple[str, ...]:
-    return tuple(t for t in REFLECTION_SECTIONS if words.get(t, -1) < max(min_words, 1))
+    extra = [t for t in words if t not in REFLECTION_SECTIONS]  # the target audit, if due
+    return tuple(t for t in (*REFLECTION_SECTIONS, *extra) if words.get(t, -1) < max(min_words, 1))
 
 
 def _validate(model: type[BaseModel], data: Any, where: str) -> dict[str, Any]:
@@ -302,10 +331,16 @@ def parse_entry(kind: str, data: bytes, where: str) -> dict[str, Any]:
         return {"model": front, "hypothesis": hypothesis}
     if kind == "reflection":
         front = _validate(ReflectionFront, doc.front, where)
+        words = section_words(doc.body)
+        retired = None
+        if front.get("target_gate"):
+            words[TARGET_AUDIT], decided = target_audit(doc.body)
+            retired = front["target_gate"] if decided == "retire" else None
         return {
             "model": front,
-            "missing": list(reflection_missing(doc.body)),
-            "words": section_words(doc.body),
+            "missing": list(missing_from(words, MIN_WORDS)),
+            "words": words,
+            "retired": retired,
         }
     if kind == "matrix":
         return {"model": _validate(MatrixFront, doc.front, where)}
@@ -384,6 +419,7 @@ def load_state(
                     missing_from(parsed["words"], config.triggers.reflection_min_words)
                     if "words" in parsed
                     else tuple(parsed["missing"]),
+                    parsed.get("retired"),
                 )
             )
         elif kind == "matrix":

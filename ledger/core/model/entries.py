@@ -133,6 +133,12 @@ class ReflectionFront(_Entry):
     triggers: list[str] = Field(default_factory=list)
     # Subsystems the audit names as dead ends: betting on one again needs --force REASON.
     exhausted: list[str] = Field(default_factory=list)
+    # What the reflection found binds the loop ("instrument": the evaluation, not the
+    # bets): one of the conditions 'phase declare' checks.
+    binding_constraint: str | None = None
+    # The gate the Goodhart tripwire fired on: the reflection then audits it as a target
+    # ("## Target audit", ending in "keep as target" or "retire").
+    target_gate: str | None = None
 
 
 class PhaseFront(_Entry):
@@ -142,6 +148,12 @@ class PhaseFront(_Entry):
     reason: str = ""
     exhausted: list[str] = Field(default_factory=list)
     resume_criteria: list[str] = Field(default_factory=list)
+    # The declaration's three conditions, each "held: ..." or "not held: ...", and the
+    # reason it was forced when one did not hold; the resume's criterion and evidence.
+    conditions: dict[str, str] = Field(default_factory=dict)
+    force: str | None = None
+    resumed_on: str | None = None
+    resume_evidence: str | None = None
 
 
 # A cell's name and slug become a branch and a directory under .ledger/worktrees/:
@@ -158,6 +170,7 @@ class MatrixCell(_Entry):
     files: list[str] = Field(default_factory=list)
     falsifier: str
     branch: str
+    subsystem: str | None = None  # what the cell patches; the triggers count it per cell
 
 
 class MatrixFront(_Entry):

@@ -175,6 +175,11 @@ def _flagged_next(
                 f"{flag.get('before_code', 0)} result(s) were measured before any code "
                 f"commit of {step}",
             ),
+            (
+                flag.get("mixed", 0),
+                f"{flag.get('mixed', 0)} result(s) were measured at another code commit of "
+                f"{step}, or under other conditions, than the rest",
+            ),
         )
         if n
     )

@@ -69,18 +69,53 @@ def has_command(state: LedgerState, gate: str) -> bool:
     return bool((cfg is not None and cfg.command) or state.config.run.command)
 
 
-def measure(state: LedgerState, vid: str, gate: str, seeds: str = SEEDS) -> NextAction:
+def _key_order(key: str) -> tuple[int, int | str]:
+    return (0, int(key)) if key.isdigit() else (1, key)
+
+
+def parent_keys(state: LedgerState, version: Version, gate: str) -> str | None:
+    """The seeds (or windows) the version's parent was measured on for ``gate``, so every
+    comparison with it is paired (None: none known)."""
+    parent = version.front.parent
+    keys = {r.key for r in state.results_for(parent, gate)} if parent else set()
+    if not keys and gate != version.front.gate:
+        # No parent there: the version's own seeds on its targeted gate, one set throughout.
+        keys = {r.key for r in state.results_for(version.id, version.front.gate)}
+    return ",".join(sorted(keys, key=_key_order)) if keys else None
+
+
+def unmeasured_gates(state: LedgerState, version: Version) -> list[str]:
+    """The gates still to measure after the targeted one: each ``--noop-gates`` gate, then
+    the other configured gates a command can measure. A gate with any run on record
+    (failed ones too) counts as measured, so a broken gate never holds the verdict."""
+    measured = {r.gate for r in state.results if r.version == version.id}
+    noop = [g for g in version.front.noop_gates if g in state.config.gates]
+    others = [g for g in sorted(state.config.gates) if g not in noop and has_command(state, g)]
+    return [
+        g for g in dict.fromkeys([*noop, *others]) if g != version.front.gate and g not in measured
+    ]
+
+
+def measure(state: LedgerState, vid: str, gate: str, seeds: str | None = None) -> NextAction:
+    version = state.version(vid)
+    keys = seeds or (parent_keys(state, version, gate) if version is not None else None)
+    walk = (
+        state.config.gates.get(gate) is not None and state.config.gates[gate].mode == "walk-forward"
+    )
+    flag = "--windows" if walk and keys else "--seeds"
+    keys = keys or SEEDS
+    paired = " (the parent's, so every comparison is paired)" if not seeds and keys != SEEDS else ""
     if has_command(state, gate):
         return NextAction(
             "measure",
-            f"git ledger run {vid} --gate {gate} --seeds {seeds}",
-            f"{vid} is registered and has no results on '{gate}' yet",
+            f"git ledger run {vid} --gate {gate} {flag} {keys}",
+            f"{vid} is registered and has no results on '{gate}' yet{paired}",
             vid,
         )
-    first = seeds.split(",")[0]
+    first = keys.split(",")[0]
     return NextAction(
         "measure",
-        f"git ledger record {vid} --gate {gate} --seed {first} <RESULTS.json>",
+        f"git ledger record {vid} --gate {gate} {flag[:-1]} {first} <RESULTS.json>",
         f"{vid} has no results on '{gate}'; no command is configured for it "
         "(set [run] command in ledger.toml to let 'git ledger run' measure)",
         vid,
@@ -169,8 +204,9 @@ def register(state: LedgerState) -> NextAction:
     number = state.version_key(last).number + 1 if last else 1
     suggested = f"{prefix}{number}"
     placeholders = ["<BET>", "<FALSIFIER>"]
-    gates = sorted(state.config.gates)
-    if parent is not None and parent.front.gate in state.config.gates:
+    retired = rules.retired_gates(state)
+    gates = sorted(g for g in state.config.gates if g not in retired)
+    if parent is not None and parent.front.gate in gates:
         gate = parent.front.gate
     elif len(gates) == 1:
         gate = gates[0]
@@ -239,6 +275,22 @@ def next_action(state: LedgerState, readings: Mapping[str, Reading] | None = Non
             return void(reading, unjudged)
         if reading.missing:
             return measure_missing(state, reading)
+        pending = unmeasured_gates(state, version)
+        if pending:
+            step = measure(state, version.id, pending[0])
+            why = (
+                "registered as unaffected (--noop-gates): the eval-noise tripwire reads it"
+                if pending[0] in version.front.noop_gates
+                else "a regression there is seen only if it is measured"
+            )
+            return NextAction(
+                "measure-gate",
+                step.command,
+                f"{version.id} is measured on '{gate}'; gate '{pending[0]}' is not yet ({why}; "
+                f"still unmeasured: {', '.join(pending)})",
+                version.id,
+                step.placeholders,
+            )
         return conclude(reading)
     matrices = state.open_matrices()
     if matrices:
@@ -252,11 +304,15 @@ def next_action(state: LedgerState, readings: Mapping[str, Reading] | None = Non
     if state.phase is not None and state.phase.state == "parked":
         # Resuming needs no argument, only the judgment the parking asked for.
         criteria = "; ".join(state.phase.resume_criteria) or "(none listed)"
+        first = quote(state.phase.resume_criteria[0]) if state.phase.resume_criteria else None
         return NextAction(
             "resume-phase",
-            "git ledger phase resume",
+            f"git ledger phase resume --criterion {first} --evidence '<EVIDENCE>'"
+            if first
+            else "git ledger phase resume --force '<REASON>'",
             f"the loop is parked; resume once the criteria in CAMPAIGN_STATUS.md hold: {criteria}",
-            decide=f"whether the resume criteria hold: {criteria}",
+            placeholders=("<EVIDENCE>",) if first else ("<REASON>",),
+            decide=f"whether the resume criteria hold (which one, with what evidence): {criteria}",
         )
     fired, incomplete = rules.reflection_pending(state)
     if incomplete:

@@ -89,6 +89,8 @@ class VersionsPreset(Preset):
             "refuted": refuted,
             "flagged": _flagged(state, {v: flags[v] for v in recent}),
             "remeasure": _remeasure(state, readings),
+            # Which gates of each open version are still unmeasured (next measures them).
+            "unmeasured": _unmeasured(state),
             "unjudged": [
                 {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
             ],
@@ -136,6 +138,19 @@ class VersionsPreset(Preset):
         return out
 
 
+def _unmeasured(state: LedgerState) -> list[dict[str, Any]]:
+    from ledger.presets.versions.nextstep import unmeasured_gates
+
+    out = []
+    for version in state.open_versions():
+        gates = unmeasured_gates(state, version)
+        if not any(r.version == version.id and r.gate == version.front.gate for r in state.results):
+            gates.insert(0, version.front.gate)
+        if gates:
+            out.append({"id": version.id, "gates": gates})
+    return out
+
+
 def _flagged(state: LedgerState, flags: dict[str, Flags]) -> list[dict[str, Any]]:
     """Versions with results measured on a dirty work tree (any version) or before any
     code commit of the version (the recent ones: that needs history); 'show ID' names
@@ -145,9 +160,17 @@ def _flagged(state: LedgerState, flags: dict[str, Flags]) -> list[dict[str, Any]
         if r.status == "ok" and r.dirty:
             counts[r.version] = counts.get(r.version, 0) + 1
     before = {vid: len(f.before_code) for vid, f in flags.items() if f.before_code}
+    mixed = {vid: len(f.mixed) for vid, f in flags.items() if f.mixed}
     return [
-        {"id": vid, "dirty": counts.get(vid, 0), "before_code": before.get(vid, 0)}
-        for vid in [*counts, *(v for v in before if v not in counts)]
+        {
+            "id": vid,
+            "dirty": counts.get(vid, 0),
+            "before_code": before.get(vid, 0),
+            # Added by issue 26, and only when there are such results: the schema before it
+            # stays as it was.
+            **({"mixed": mixed[vid]} if vid in mixed else {}),
+        }
+        for vid in dict.fromkeys([*counts, *before, *mixed])
     ]
 
 
@@ -158,6 +181,7 @@ def _remeasure(state: LedgerState, readings: dict[str, Reading]) -> dict[str, An
 
     for vid, reading in readings.items():
         flagged = set(reading.flags.dirty) | set(reading.flags.before_code)
+        flagged |= set(reading.flags.mixed)
         results = [r for r in reading.results if r.path in flagged]
         if not results or any(r.data.window is not None for r in results):
             continue

@@ -27,9 +27,18 @@ SEED_IN_LABEL = re.compile(r"\bseed (\S+)")
 class Flags:
     dirty: tuple[str, ...]  # result paths measured on a dirty work tree
     before_code: tuple[str, ...]  # result paths measured before any code commit of the version
+    # Result paths not comparable with the others of the version: measured at an older code
+    # commit of it than the newest its results were, or under other run conditions. Pooled
+    # with no flag, they mixed two bets into one verdict (issue 26).
+    mixed: tuple[str, ...] = ()
 
     def lines(self) -> list[str]:
         out = []
+        if self.mixed:
+            out.append(
+                "measured at another code commit of the version, or under other conditions, "
+                "than its other results: " + ", ".join(self.mixed)
+            )
         if self.dirty:
             out.append(f"measured on a dirty work tree: {', '.join(self.dirty)}")
         if self.before_code:
@@ -183,15 +192,36 @@ def flags(
         results = [r for r in state.results if r.version == vid and r.status == "ok"]
     dirty = tuple(r.path for r in results if r.dirty)
     before: list[str] = []
+    # Result path -> how many code commits of the version its code contains: results with
+    # fewer ran at older code of the version than the others (any order of ``commits``).
+    ran: dict[str, int] = {}
     if commits is not None and version is not None and version.front.parent:
         # Only results `run` measured here say which code they ran (Result.ran_at).
         for r in results:
             by_run, at = r.ran_at
             if not by_run:
                 continue
-            if at is None or not any(c == at or store.repo.descendant_of(at, c) for c in commits):
+            contained = (
+                0
+                if at is None
+                else sum(1 for c in commits if c == at or store.repo.descendant_of(at, c))
+            )
+            if not contained:
                 before.append(r.path)
-    return Flags(dirty, tuple(before))
+            elif not r.remeasured:  # at the version's own code, after the verdict: never pooled
+                ran[r.path] = contained
+    newest = max(ran.values(), default=0)
+    mixed = {path for path, n in ran.items() if n < newest}
+    by_gate: dict[str, list[Result]] = {}
+    for r in results:
+        if r.remeasured:
+            continue
+        by_gate.setdefault(r.gate, []).append(r)
+    for rows in by_gate.values():
+        seen = [tuple(sorted(r.data.provenance.conditions.items())) for r in rows]
+        usual = max(sorted(set(seen)), key=seen.count) if seen else ()
+        mixed.update(r.path for r, c in zip(rows, seen, strict=True) if c != usual)
+    return Flags(dirty, tuple(before), tuple(sorted(mixed)))
 
 
 def wait_or_refuse(records: list[dict[str, object]], vid: str, *, wait: bool) -> None:
@@ -221,7 +251,7 @@ def check_results(state: LedgerState, vid: str, missing: Iterable[str], found: F
             f"[results-missing] seeds {seeds} of {vid} on '{gate}' were started but have no results",
             f"run them: git ledger run {vid} --gate {gate} --seeds {seeds} (or --override REASON)",
         )
-    if found.dirty or found.before_code:
+    if found.dirty or found.before_code or found.mixed:
         raise Refused(
             f"[unreproducible-results] {vid}: " + "; ".join(found.lines()),
             "commit the code and measure again (git ledger run ... --replace REASON), "

@@ -64,8 +64,11 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         else:
             output.say(f"{rel} is already written: fill it in, then commit it")
         return 0
-    fired = [f.rule for f in rules.triggers(state)]
-    front = ReflectionFront(id=rid, after=after, triggers=fired)
+    found = rules.triggers(state)
+    fired = [f.rule for f in found]
+    goodhart = next((f for f in found if f.rule == rules.GOODHART), None)
+    target = str(goodhart.evidence.get("gate")) if goodhart is not None else None
+    front = ReflectionFront(id=rid, after=after, triggers=fired, target_gate=target)
     body = render(
         read_resource("templates", "reflection.md"),
         id=rid,
@@ -73,6 +76,11 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         triggers=", ".join(fired) or "none",
         **prefill(state),
     )
+    if target is not None:
+        # Before the last section, the observability audit, which closes the reflection.
+        last = "## Observability-gap audit\n"
+        section = target_section(state, target) + "\n"
+        body = body.replace(last, section + last, 1) if last in body else body + "\n" + section
     write_atomic(path, Document(front=front.model_dump(mode="json"), body=body).render().encode())
     if as_json:
         output.emit_json({"id": rid, "path": rel, "triggers": fired})
@@ -118,6 +126,17 @@ def prefill(state: LedgerState) -> dict[str, str]:
             f"({r.data.provenance.remeasure})"
         )
     noise = [f.message for f in fired if f.rule == rules.EVAL_NOISE]
+    for gate in sorted(state.config.gates):
+        best = standing_baseline(state, gate)
+        if best is None:
+            continue
+        # At the best's own code (a temporary worktree), never HEAD's: see .owncode.
+        keys = [r.key for r in state.results_for(best.id, gate)]
+        seed = "42" if "42" in keys or not keys else keys[0]
+        noise.append(
+            f"`{gate}`: re-measure the best at its own code: git ledger run {best.id} "
+            f"--gate {gate} --seeds {seed} --remeasure 'eval stability'"
+        )
     variance = []
     for gate, cfg in sorted(state.config.gates.items()):
         measured = eval_noise(state, gate)
@@ -181,6 +200,41 @@ def prefill(state: LedgerState) -> dict[str, str]:
         "untouched": _quote(untouched),
         "observability": _quote([f"[{f.rule}] {f.message}" for f in fired]),
     }
+
+
+def target_section(state: LedgerState, gate: str) -> str:
+    """The Goodhart reflection's seventh section: the targeted window against its regime's
+    walk-forward distribution, to end in "keep as target" or "retire" (a retired gate
+    cannot be the target of a new registration)."""
+    from ledger.core.markdown import fmt
+
+    cfg = state.config.gates.get(gate)
+    metric = cfg.metric if cfg is not None else ""
+    facts = []
+    for other, other_cfg in sorted(state.config.gates.items()):
+        if other_cfg.mode != "walk-forward" and other != gate:
+            continue
+        values = [
+            r.metrics[other_cfg.metric]
+            for v in state.concluded()
+            for r in state.results_for(v.id, other)
+            if other_cfg.metric in r.metrics
+        ]
+        if values:
+            facts.append(
+                f"`{other}` ({other_cfg.mode}): {len(values)} result(s) of concluded versions, "
+                f"{other_cfg.metric} min {fmt(min(values))}, mean {fmt(sum(values) / len(values))}, "
+                f"max {fmt(max(values))}"
+            )
+    return (
+        f"## Target audit\n\n"
+        f"> The tripwire fired on gate `{gate}` ({metric}). Compare it with its regime's "
+        "walk-forward distribution:\n"
+        + _quote(facts)
+        + "\n\n<!-- Is this window still a fair target, or did the bets fit its noise? "
+        "End with one line: 'keep as target' or 'retire' (a retired gate is never "
+        "targeted again). -->\n"
+    )
 
 
 def _commit(ctx: Context, rid: str, rel: str, path: Path, as_json: bool) -> int:

@@ -66,9 +66,19 @@ def check_requested(ctx: Context, requested: str) -> None:
         raise
 
 
-def default_parent(state: LedgerState) -> str:
+def default_parent(state: LedgerState, skip: frozenset[str] = frozenset()) -> str:
     """The newest version; after a matrix, its winning cell (or, with none, the version the
-    matrix was measured against), never merely the last cell concluded."""
+    matrix was measured against), never merely the last cell concluded. ``skip``: versions
+    whose code is reverted on HEAD (:func:`~ledger.presets.versions.fresh.reverted_versions`),
+    passed over for the newest concluded one before them."""
+    if state.versions[-1].id in skip:
+        earlier = [
+            v
+            for v in state.versions
+            if v.concluded and v.id not in skip and (not v.front.matrix or v.verdict == "confirmed")
+        ]
+        if earlier:
+            return earlier[-1].id
     last = state.versions[-1]
     mid = last.front.matrix
     if mid is None:
@@ -100,6 +110,7 @@ def choose_id(
     requested: str | None,
     parent: str | None,
     reserved: dict[str, str] | None = None,
+    skip: frozenset[str] = frozenset(),
 ) -> tuple[str, str | None]:
     """The new version id and its parent: parent + 1, or the next free sibling.
 
@@ -116,7 +127,7 @@ def choose_id(
                 f"--parent {parent} is not a version in this ledger", "see 'git ledger status'"
             )
     elif state.versions:
-        parent = default_parent(state)
+        parent = default_parent(state, skip)
         newest = parse_version(state.versions[-1].id, prefix)
         if requested is None and newest.number > parse_version(parent, prefix).number:
             return str(VersionId(prefix, newest.number + 1)), parent
@@ -276,6 +287,13 @@ def run(cwd: Path, options: RegisterOptions) -> int:
         raise BadInput("--force must be one line (it becomes a commit trailer)")
     _require_clean_ledger_dir(ctx)
     reserved = reserved_ids(ctx.store, ctx.config, ctx.config_file)
+    from ledger.presets.versions.reverts import reverted_versions
+
+    skip = (
+        frozenset(reverted_versions(ctx.store.require_workdir())) if parent is None else frozenset()
+    )
+    skipped: list[str] = []  # what build() passed over, and the parent it chose
+    chosen: list[str | None] = [None]
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
@@ -287,7 +305,10 @@ def run(cwd: Path, options: RegisterOptions) -> int:
         blockers = rules.registration_blockers(state, cites)
         if blockers:
             raise Refused.of(blockers)
-        vid, parent_id = choose_id(state, requested, parent, reserved)
+        vid, parent_id = choose_id(state, requested, parent, reserved, skip)
+        newest_skipped = parent is None and bool(state.versions) and state.versions[-1].id in skip
+        skipped[:] = [v.id for v in state.versions if v.id in skip] if newest_skipped else []
+        chosen[0] = parent_id
         forced: str | None = None
         if effect is not None:
             found = mde_for(state, gate)
@@ -302,6 +323,12 @@ def run(cwd: Path, options: RegisterOptions) -> int:
                         message, "bet on a bigger effect, measure more seeds, or --force REASON"
                     )
                 forced = force
+        retired = rules.retired_gates(state).get(gate)
+        if retired is not None:
+            raise Refused(
+                f"[retired-target] {retired} retired gate '{gate}' as a target",
+                "target another gate (it can still be measured as a --noop-gates gate)",
+            )
         dead = rules.exhausted_subsystems(state).get(subsystem or "")
         if dead is not None:
             if force is None:
@@ -347,6 +374,11 @@ def run(cwd: Path, options: RegisterOptions) -> int:
         )
     else:
         output.say(f"registered {transition.step} ({commit_id[:10]}): {bet}")
+        if skipped:
+            output.say(
+                f"parent: {chosen[0]} ({', '.join(skipped)} skipped: "
+                "code reverted on this branch; --parent names another)"
+            )
         output.say(f"next: commit the code for {transition.step}, then measure it")
     return 0
 

@@ -41,7 +41,8 @@ def since_reflection(state: LedgerState) -> list[Version]:
 
 @dataclass(frozen=True)
 class Unit:
-    """One bet as the triggers count it: a version, or a whole matrix (N cells, one bet)."""
+    """One bet as the triggers count it: a version, a cell of a matrix that found no
+    winner, or a matrix with a winner."""
 
     id: str
     gate: str
@@ -52,32 +53,37 @@ class Unit:
 
 
 def units(state: LedgerState) -> list[Unit]:
-    """Concluded bets in order; a concluded matrix counts once, at its winner if any."""
+    """Concluded bets in order. A matrix whose cells all missed counts cell by cell, each
+    with its own gate and subsystem, as if they had run one after another (the research
+    document's rule): three cells inside noise are three bets that did not move their gate,
+    not one. A matrix with a winner counts once, at its winner: the bet it made paid."""
     out: list[Unit] = []
     seen: set[str] = set()
     for version in state.versions:
         if not version.concluded:
             continue
         mid = version.front.matrix
-        if mid is None:
-            out.append(
-                Unit(
-                    version.id,
-                    version.front.gate,
-                    version.front.subsystem,
-                    (version,),
-                    tuple(version.front.noop_gates),
-                    version.front.parent,
+        if mid is not None:
+            if mid in seen:
+                continue
+            cells = [v for v in state.versions if v.front.matrix == mid and v.concluded]
+            winner = next((c for c in cells if c.verdict == "confirmed"), None)
+            if winner is not None:
+                seen.add(mid)
+                out.append(
+                    Unit(mid, winner.front.gate, winner.front.subsystem, tuple(cells), (), None)
                 )
+                continue
+        out.append(
+            Unit(
+                version.id,
+                version.front.gate,
+                version.front.subsystem,
+                (version,),
+                tuple(version.front.noop_gates),
+                version.front.parent,
             )
-            continue
-        if mid in seen:
-            continue
-        seen.add(mid)
-        cells = tuple(v for v in state.versions if v.front.matrix == mid and v.concluded)
-        winner = next((c for c in cells if c.verdict == "confirmed"), None)
-        gate = (winner or cells[0]).front.gate
-        out.append(Unit(mid, gate, None, cells, (), None))
+        )
     return out
 
 
@@ -257,6 +263,11 @@ def triggers(state: LedgerState) -> list[Finding]:
         due[(finding.rule, finding.evidence.get("gate"))] = finding
     order = [GOODHART, STAGNATION, EVAL_NOISE, SUBSYSTEM_LOOP, DRIFT]
     return sorted(due.values(), key=lambda f: order.index(f.rule))
+
+
+def retired_gates(state: LedgerState) -> dict[str, str]:
+    """Gates a complete Goodhart reflection retired as targets -> that reflection's id."""
+    return {r.retired: r.front.id for r in state.reflections if r.complete and r.retired}
 
 
 def exhausted_subsystems(state: LedgerState) -> dict[str, str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -66,6 +67,11 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
     if gate is None:
         raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
     seeds = split_list(options.seeds)
+    at = None
+    if remeasure is not None and version.concluded:
+        from ledger.presets.versions import owncode
+
+        at = owncode.own_commit(ctx, state, vid)
     specs = runplan.plan(
         ctx,
         vid,
@@ -76,6 +82,7 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
         options.out_dir,
         options.replace,
         remeasure=options.remeasure,
+        command=None if at is None else owncode.frozen_command(ctx, state, vid, gate),
     )
     if options.detach:
         return _detach(ctx, vid, gate, seeds, list(rerun), as_json)
@@ -83,7 +90,12 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
     for spec in specs:
         if not as_json:
             output.say(f"{spec.label}: log {spec.log}")
-    outcomes = _execute_with_progress(ctx, specs, jobs, quiet=as_json)
+    if at is None:
+        outcomes = _execute_with_progress(ctx, specs, jobs, quiet=as_json)
+    else:
+        with owncode.checkout(ctx, at) as tree:
+            own = [dataclasses.replace(s, cwd=tree, code_commit=at) for s in specs]
+            outcomes = _execute_with_progress(ctx, own, jobs, quiet=as_json)
     determinism = None
     if replicates > 1:
         determinism = determinism_report(

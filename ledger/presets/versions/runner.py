@@ -85,8 +85,8 @@ def _entry(
                 m,
                 raw,
                 spec.out.name,
-                code_commit=snap.commit_id,
-                dirty=dirty,
+                code_commit=spec.code_commit or snap.commit_id,
+                dirty=dirty and spec.code_commit is None,
                 existing=snap.read(result_path(ctx.dir, m)),
             )
             return path, data, False, ""
@@ -101,8 +101,8 @@ def _entry(
         m,
         exit_code=run.exit_code,
         log_tail=tail,
-        code_commit=snap.commit_id,
-        dirty=dirty,
+        code_commit=spec.code_commit or snap.commit_id,
+        dirty=dirty and spec.code_commit is None,
     )
     return path, data, True, reason
 
@@ -220,7 +220,7 @@ def execute(
                 )
                 proc = subprocess.Popen(
                     spec.argv,
-                    cwd=cwd,
+                    cwd=spec.cwd or cwd,
                     stdout=stdout,
                     stderr=log if stdout is not log else subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
@@ -238,6 +238,7 @@ def execute(
                 "ledger_pid": os.getpid(),
                 "ledger_started": ledger_started,
                 "measurement": measurement_record(spec.measurement),
+                "code_commit": spec.code_commit,
             }
             record = records.write(name, data)
             running[proc.pid] = (proc, spec, time.perf_counter(), record)

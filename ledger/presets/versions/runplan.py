@@ -35,6 +35,10 @@ class RunSpec:
     argv: list[str]
     out: Path
     log: Path
+    # A re-measurement runs in a worktree at the version's own code (.owncode):
+    # where it runs, and the code commit its result names.
+    cwd: Path | None = None
+    code_commit: str | None = None
 
     @property
     def label(self) -> str:
@@ -135,8 +139,11 @@ def plan(
     out_dir: Path | None,
     replace: str | None,
     remeasure: str | None = None,
+    command: list[str] | None = None,
 ) -> list[RunSpec]:
-    template = ctx.config.gate(gate).command or ctx.config.run.command
+    """``command``: the template to use instead of today's (a re-measurement's, frozen
+    at the version's registration)."""
+    template = command or ctx.config.gate(gate).command or ctx.config.run.command
     if template is None:
         raise BadInput(
             f"no command for gate '{gate}' in ledger.toml",

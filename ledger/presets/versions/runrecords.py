@@ -95,11 +95,13 @@ def finished_from(record: dict[str, object]) -> Finished | None:
         remeasure=None if m.get("remeasure") is None else str(m["remeasure"]),
     )
     argv = record.get("argv")
+    at = record.get("code_commit")
     spec = RunSpec(
         measurement,
         [str(a) for a in argv] if isinstance(argv, list) else [],
         Path(str(record["out"])),
         Path(str(record["log"])),
+        code_commit=at if isinstance(at, str) else None,
     )
     code, seconds = record.get("exit_code"), record.get("seconds")
     return Finished(

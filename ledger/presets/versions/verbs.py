@@ -226,6 +226,14 @@ def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool) -> int:
     multiple=True,
     help="What must hold before registration resumes (repeatable).",
 )
+@click.option(
+    "--force",
+    default=None,
+    metavar="REASON",
+    help="Declare (or resume) although a condition (criterion) does not hold; recorded.",
+)
+@click.option("--criterion", default=None, help="resume: the recorded criterion met (text or N).")
+@click.option("--evidence", default=None, help="resume: the evidence that it is met.")
 @json_option
 @pass_ctx
 def phase(
@@ -234,6 +242,9 @@ def phase(
     reason: str | None,
     exhausted: tuple[str, ...],
     resume_criteria: tuple[str, ...],
+    force: str | None,
+    criterion: str | None,
+    evidence: str | None,
     as_json: bool,
 ) -> int:
     """Declare a phase transition (parks registration) or resume; writes CAMPAIGN_STATUS.md."""
@@ -246,6 +257,9 @@ def phase(
         exhausted=exhausted,
         resume_criteria=resume_criteria,
         as_json=as_json,
+        force=force,
+        criterion=criterion,
+        evidence=evidence,
     )
 
 

@@ -102,6 +102,7 @@ def new(
                 files=[str(f) for f in files],
                 falsifier=str(item["falsifier"]).strip(),
                 branch=f"ledger/{mid}.{name}-{slug}",
+                subsystem=str(item["subsystem"]).strip() if item.get("subsystem") else None,
             )
         )
 
