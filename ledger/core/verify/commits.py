@@ -236,7 +236,9 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
         blob = merged.get(path)
         if blob is not None and any(s.get(path) == blob for s in sides):
             continue
-        if blob is None and (base.get(path) is not None or all(path not in s for s in sides)):
+        # An entry one side deleted (its own history judged that) may stay deleted; one
+        # every side still holds is lost by the merge alone.
+        if blob is None and any(path not in s for s in sides):
             continue
         parts = rel.split("/")
         vid = parts[1] if parts[0] == "results" else rel.removesuffix(".md")
@@ -244,7 +246,9 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
             c,
             path,
             "transitions-only",
-            "the merge commit changed this entry beyond what either side recorded",
+            "the merge commit dropped this entry, which every side holds"
+            if blob is None
+            else "the merge commit changed this entry beyond what either side recorded",
             f"redo the merge without editing ledger entries (git revert -m 1 {c.id[:10]})",
             vid,
         )
@@ -257,6 +261,8 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
             in_merge = bool(vs[2]) and merged.get(vpath) == vs[2] == side.get(vpath)
             if vid not in state["v"] or in_merge:
                 state["v"][vid] = list(vs)
+    for vid, vs in state["v"].items():
+        regressed(r, c, vid, vs, [p["v"].get(vid) for p in parents])
     state["marks"] = sorted(marks)
     state["o"] = open_steps(state["v"])
     pending: dict[str, list[str]] = {}
@@ -267,3 +273,27 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
     if pending:
         state["del"] = pending
     return state
+
+
+def regressed(r: Replay, c: CommitInfo, vid: str, vs: VState, sides: list[VState | None]) -> None:
+    """A concluded or void flag never regresses in a merge: taking the older side's file of
+    a version the other side concluded reopens it."""
+    if "g" in vs[3] or "x" in vs[3]:
+        return
+    for side in sides:
+        if side is None or "g" in side[3]:
+            continue
+        lost = [name for flag, name in (("c", "concluded"), ("v", "void")) if flag in side[3]]
+        lost = [name for name in lost if name[0] not in vs[3]]
+        if lost and side[0] == vs[0]:
+            path = f"{r.dir}/{vid}" + ("-matrix.md" if "m" in vs[3] else ".md")
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"the merge took a side where {vid} is open, but the other side has it "
+                f"{' and '.join(lost)}: a merge never reopens a version",
+                f"redo the merge keeping {vid}'s closed file (git revert -m 1 {c.id[:10]})",
+                vid,
+            )
+            return

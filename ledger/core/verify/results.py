@@ -47,7 +47,7 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
     versions: dict[str, VState] = state["v"]
     if new is None:
         reverted = r.reverted(c)
-        if kind == "rename":
+        if kind == "rename" and moved_by_rename(r, c, step, vid, path, old):
             return
         if (
             reverted is not None
@@ -129,6 +129,24 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
             "register a new version to measure again",
             vid,
         )
+
+
+def moved_by_rename(
+    r: Replay, c: CommitInfo, step: str, vid: str, path: str, old: str | None
+) -> bool:
+    """A rename (sync's, V -> Va) moves each result byte for byte but for its version
+    field, in the same commit: a "rename" that only deletes one is a deletion."""
+    if not step or step == vid or old is None:
+        return False
+    base = path.rsplit("/results/", 1)[0] + "/results/"
+    target = base + step + path[len(base) + len(vid) :]
+    added = next((new for p, was, new in r.diff(c) if p == target and was is None), None)
+    if added is None:
+        return False
+    expected = r.read_blob(old).replace(
+        f'"version": "{vid}"'.encode(), f'"version": "{step}"'.encode()
+    )
+    return r.read_blob(added) == expected
 
 
 def remeasure_added(
