@@ -106,9 +106,13 @@ class Replay:
         if parsed is None:
             from ledger.core.state import parse_entry  # pydantic: only for an entry not cached
 
+            from ledger.core.store.objects import MissingObject
+
             try:
                 data = self.read_blob(blob)
                 parsed = parse_entry(kind, data, path)
+            except MissingObject:
+                raise  # exit 2: the clone lacks it; the entry itself may be whole
             except LedgerError as exc:
                 parsed = {"error": exc.message}
             except (RecursionError, ValueError, TypeError) as exc:
