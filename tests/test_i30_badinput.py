@@ -91,3 +91,24 @@ def test_a_blobless_clone_is_exit_2_with_the_reason(repo: Repo, tmp_path: Path) 
         ["git", "fetch", "-q", "--refetch", "--no-filter", "origin"], cwd=clone, check=True
     )
     assert partial.run("verify").code == 0
+
+
+def test_a_huge_next_over_mcp_is_refused_before_the_entry_is_written(
+    repo: Repo, tmp_path: Path
+) -> None:
+    from tests.test_mcp import Agent, drive
+
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2, 3))
+    before = fingerprint(repo.path)
+
+    async def steps(client: Agent) -> None:
+        error = await client.error(
+            "conclude", step_id="V1", verdict="refuted", next="x" * (600 << 10), override="t"
+        )
+        assert error["exit_code"] == 2, error
+        assert "limit" in error["message"], error
+
+    drive(repo, tmp_path, steps)
+    assert fingerprint(repo.path) == before
+    assert "V1" in repo.ok("status").out
