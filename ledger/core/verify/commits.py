@@ -25,6 +25,9 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
     changes = r.diff(c)
     base = r.dir + "/"
     opened = list(state.get("o", []))  # open before this commit
+    # [hooks] as in force before this commit (not HEAD's): its own changes never exempt it.
+    hooks = state.get("hk")
+    free, strict = (tuple(hooks[0]), bool(hooks[1])) if hooks else (r.free, r.strict)
     code: list[str] = []
     entries = False
     for path, old, new in changes:
@@ -33,11 +36,12 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
             entry_change(r, Change(c, kind, step, path, rel, old, new), state)
             entries = True
         elif path == r.config_file:
+            state["hk"] = r.hook_rules(new)
             config_change(r, c, state, kind, old, new, opened, len(changes))
-        elif not is_free(path, r.free):
+        elif not is_free(path, free):
             code.append(path)
     if code and kind is None:
-        code_commit(r, c, step, code, opened)
+        code_commit(r, c, step, code, opened, strict)
     if entries:
         # Kept incrementally (only the versions this commit touched): scanning
         # every version at every commit is quadratic.
@@ -59,7 +63,9 @@ def open_steps(versions: dict[str, VState]) -> list[str]:
     ]
 
 
-def code_commit(r: Replay, c: CommitInfo, step: str, code: list[str], opened: list[str]) -> None:
+def code_commit(
+    r: Replay, c: CommitInfo, step: str, code: list[str], opened: list[str], strict: bool
+) -> None:
     shown = ", ".join(code[:3]) + (" ..." if len(code) > 3 else "")
     if step:
         if step not in opened:
@@ -73,7 +79,7 @@ def code_commit(r: Replay, c: CommitInfo, step: str, code: list[str], opened: li
                 opened[0] if opened else step,
             )
         return
-    if opened and r.strict:
+    if opened and strict:
         r.finding(
             c,
             shown,
@@ -253,6 +259,8 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
             vid,
         )
     state: dict[str, Any] = {"v": {}, "cfg": any(p["cfg"] for p in parents), "marks": []}
+    if parents[0].get("hk") is not None:
+        state["hk"] = parents[0]["hk"]
     marks: set[str] = set()
     for side, parent in zip(sides, parents, strict=False):
         marks.update(parent["marks"])

@@ -65,6 +65,7 @@ class Replay:
         self._snap: Any = None
         self.config = config
         self.rules: tuple[list[tuple[str, set[str], bool]], set[str]] | None = None
+        self._hooks: dict[str, list[Any]] = {}
 
     @property
     def entries(self) -> EntryCache | _Parsed:
@@ -141,6 +142,26 @@ class Replay:
         digests = {k: json.dumps(v, sort_keys=True, default=str) for k, v in tables.items()}
         self.config_cache[blob] = digests
         return digests
+
+    def hook_rules(self, blob: str | None) -> list[Any] | None:
+        """([hooks] free_paths, require_open_version) of one configuration blob: the
+        settings a code commit is judged by are the ones in force when it was made, so a
+        later configuration commit never erases an earlier finding."""
+        if blob is None:
+            return None
+        if blob not in self._hooks:
+            import tomllib
+
+            from ledger.core.repobase import hook_settings
+
+            try:
+                data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+                data = {}
+            values = hook_settings(ledger_table(data, self.config_file) or {}, self.config_file)
+            free = [p for p in values["free_paths"].split("\x1f") if p]
+            self._hooks[blob] = [free, values["require_open_version"] == "1"]
+        return self._hooks[blob]
 
     def diff(self, commit: CommitInfo) -> list[tuple[str, str | None, str | None]]:
         if commit.id not in self.diffs:
