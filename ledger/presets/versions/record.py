@@ -37,6 +37,9 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
         )
     raw = file.read_bytes()
     dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
+    from ledger.core.verify import ingest_config
+
+    frozen = ingest_config(ctx.store, ctx.config, ctx.config_file, vid)
 
     def build(snap: Snapshot) -> Transition:
         version = load_version(ctx.config, snap, vid)  # only what this transition touches
@@ -48,7 +51,7 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
             m = replace(m, replicate=replicate)
         existing = snap.read(result_path(ctx.dir, m))
         path, data = build_result(
-            ctx.config,
+            frozen,
             version,
             m,
             raw,
