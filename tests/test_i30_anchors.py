@@ -44,7 +44,5 @@ def test_ingest_uses_the_mapping_frozen_at_registration(published: Repo, tmp_pat
     source = tmp_path / "r.json"
     source.write_text(json.dumps({"score": 1.0, "other": 99.0}))
     published.ok("record", "V1", "--gate", "recent", "--seed", "7", str(source))
-    stored = json.loads(
-        (published.path / "training_log/results/V1/recent/seed-7.json").read_text()
-    )
+    stored = json.loads((published.path / "training_log/results/V1/recent/seed-7.json").read_text())
     assert stored["metrics"]["score"] == 1.0, stored

@@ -55,8 +55,10 @@ def test_non_finite_numeric_options_are_bad_input(repo: Repo, tmp_path: Path, va
     before = fingerprint(repo.path)
     for args in (
         ["record", "V1", "--gate", "recent", "--seed", "1", "--wall-time", value, str(good)],
-        ["register", "V9", "--bet", "b", "--gate", "recent", "--files", "a.py"]
-        + ["--falsifier", "f", "--effect", value],
+        [
+            *("register", "V9", "--bet", "b", "--gate", "recent", "--files", "a.py"),
+            *("--falsifier", "f", "--effect", value),
+        ],
     ):
         done = repo.run(*args)
         assert done.code == 2, f"{args}: {done.code}\n{done.err}"

@@ -12,7 +12,9 @@ from tests.helpers import Repo
 
 def hook_files(repo: Repo) -> dict[str, bytes]:
     hooks = repo.path / ".git" / "hooks"
-    return {p.name: p.read_bytes() for p in sorted(hooks.iterdir()) if not p.name.endswith(".sample")}
+    return {
+        p.name: p.read_bytes() for p in sorted(hooks.iterdir()) if not p.name.endswith(".sample")
+    }
 
 
 def test_a_failed_framework_install_leaves_the_native_hooks(

@@ -410,8 +410,8 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
             Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}", f.fix)
             for f in report.findings
         ]
-        for vid, reg in report.registrations.items():
-            registered.setdefault(vid, set()).add(reg)
+        for vid, commit in report.registrations.items():
+            registered.setdefault(vid, set()).add(commit)
         for vid, target in incoming.items():
             reg = report.registrations.get(vid)
             if reg is not None and reg != target:

@@ -232,8 +232,6 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
     snap = r.store.snapshot(c.id)
     merged = snap.files(r.dir)
     sides = [r.store.snapshot(p).files(r.dir) for p in c.parents]
-    base_id = r.store.repo.merge_base(c.parents[0], c.parents[1]) if len(c.parents) == 2 else None
-    base = r.store.snapshot(str(base_id)).files(r.dir) if base_id else {}
     views = {f"{r.dir}/README.md", f"{r.dir}/_template.md"}
     for path in sorted(set(merged) | {p for s in sides for p in s}):
         rel = path[len(r.dir) + 1 :]

@@ -106,7 +106,6 @@ class Replay:
         parsed = self.entries.get(key)
         if parsed is None:
             from ledger.core.state import parse_entry  # pydantic: only for an entry not cached
-
             from ledger.core.store.objects import MissingObject
 
             try:

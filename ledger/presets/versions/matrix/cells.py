@@ -41,7 +41,9 @@ def worktree_path(ctx: Context, mid: str, cell: MatrixCell) -> Path:
                 f"remove it (git rm {part.relative_to(workdir)}) and run the verb again",
             )
     if not base.resolve().is_relative_to(workdir.resolve()):
-        raise BadInput(f"{WORKTREES} resolves outside the repository", "remove the symlink above it")
+        raise BadInput(
+            f"{WORKTREES} resolves outside the repository", "remove the symlink above it"
+        )
     target = base / f"{mid.lower()}-{cell.name.lower()}-{cell.slug}"
     if target.parent.resolve() != base.resolve() or not CELL_SLUG.fullmatch(cell.slug):
         raise Refused(f"cell {cell.name} of {mid} names a worktree outside {WORKTREES}")
