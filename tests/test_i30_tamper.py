@@ -137,3 +137,27 @@ def test_sync_rename_still_verifies(repo: Repo, tmp_path: Path) -> None:
     repo.ok("sync")
     assert (repo.path / "training_log/results/V1a").is_dir()
     assert repo.run("verify").code == 0, repo.run("verify").out
+
+
+def test_a_hand_written_first_conclusion_the_numbers_contradict_is_a_finding(
+    published: Repo,
+) -> None:
+    published.ok("conclude", "V1", "--verdict", "confirmed", "--next", "more")
+    assert register(published, "V2").code == 0
+    published.write("src/model.py", "x = 2\n")
+    assert hooked_commit(published, "feat(model): V2 — worse", "src/model.py").returncode == 0
+    measure(published, "V2", "recent", 5.0, seeds=(1, 2, 3))
+    publish(published)
+    published.ok("conclude", "V2", "--verdict", "refuted", "--next", "back off")
+    honest = (published.path / "training_log/V2.md").read_text()
+    readme = (published.path / "training_log/README.md").read_text()
+    published.git("reset", "-q", "--hard", "HEAD~1")
+    forged = honest.replace("verdict: refuted", "verdict: confirmed").replace(
+        "**Verdict: refuted**", "**Verdict: confirmed**"
+    )
+    published.write("training_log/V2.md", forged)
+    published.write("training_log/README.md", readme.replace("refuted", "confirmed"))
+    message = "docs(recent): V2 log entry\n\nLedger-Transition: conclude\nLedger-Step: V2"
+    commit = hand_commit(published, message, "training_log")
+    refused(published, "transitions-only", commit)
+    assert "could have written" in published.run("verify").out

@@ -153,6 +153,17 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
                 f"restore it (git revert {c.id[:10]}); register a new version to measure again",
                 vid,
             )
+        elif what == "version" and kind == "conclude" and (why := forged(r, model)):
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"the conclusion of {vid} is not one 'conclude' could have written: {why}, "
+                "and it records no override",
+                f"restore it (git revert {c.id[:10]}); conclude with the verdict the "
+                "statistics support, or --override REASON",
+                vid,
+            )
         elif kind not in allowed or step != vid:
             r.finding(
                 c,
@@ -176,6 +187,13 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
             cell_state = versions.get(f"{vid}.{cell.get('name')}")
             if cell_state is not None:
                 cell_state[3] = "x" + current[3].replace("m", "")
+
+
+def forged(r: Replay, model: dict[str, Any]) -> str | None:
+    """The loop's own judgment of a conclusion against the statistics it records."""
+    from ledger.core.loops import by_name
+
+    return by_name(r.preset).conclusion_problem(model)
 
 
 def closing_regressed(
