@@ -161,3 +161,10 @@ def test_a_hand_written_first_conclusion_the_numbers_contradict_is_a_finding(
     commit = hand_commit(published, message, "training_log")
     refused(published, "transitions-only", commit)
     assert "could have written" in published.run("verify").out
+
+
+def test_a_rename_that_only_deletes_a_registration_is_a_finding(published: Repo) -> None:
+    (published.path / V1).unlink()
+    message = "docs(ledger): rename V1 to V1a\n\nLedger-Transition: rename\nLedger-Step: V1a"
+    commit = hand_commit(published, message, V1)
+    refused(published, "frozen-registration", commit)

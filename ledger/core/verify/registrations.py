@@ -66,7 +66,10 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
         if current is None:
             return
         reverted = r.reverted(c)
-        if kind == "rename" or (
+        renamed = kind == "rename" and any(
+            p == f"{r.dir}/{step}.md" and was is None and step != vid for p, was, _ in r.diff(c)
+        )
+        if renamed or (
             reverted is not None
             and reverted.trailer(TRAILER_TRANSITION) in starts
             and reverted.trailer(TRAILER_STEP) == vid
