@@ -168,3 +168,12 @@ def test_a_rename_that_only_deletes_a_registration_is_a_finding(published: Repo)
     message = "docs(ledger): rename V1 to V1a\n\nLedger-Transition: rename\nLedger-Step: V1a"
     commit = hand_commit(published, message, V1)
     refused(published, "frozen-registration", commit)
+
+
+def test_a_rename_that_adds_a_result_from_nowhere_is_a_finding(published: Repo) -> None:
+    src = (published.path / SEED1).read_text().replace('"seed": "1"', '"seed": "8"')
+    path = "training_log/results/V1/recent/seed-8.json"
+    published.write(path, src)
+    message = "docs(ledger): rename V0 to V1\n\nLedger-Transition: rename\nLedger-Step: V1"
+    commit = hand_commit(published, message, path)
+    refused(published, "transitions-only", commit)

@@ -94,7 +94,7 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
     # matrix conclude brings every cell's results onto the base branch at once.
     by_matrix = kind == "matrix-conclude" and bool(cell_of(vid)) and base_id(vid) == step
     # sync's rename moves a version's results with it, in the same commit.
-    by_matrix = by_matrix or (kind == "rename" and step == vid)
+    by_matrix = by_matrix or (kind == "rename" and step == vid and moved_here(r, c, vid, path))
     remeasure = kind == REMEASURE
     if ((kind not in RESULT_KINDS and not remeasure) or step != vid) and not by_matrix:
         r.finding(
@@ -147,6 +147,20 @@ def moved_by_rename(
         f'"version": "{vid}"'.encode(), f'"version": "{step}"'.encode()
     )
     return r.read_blob(added) == expected
+
+
+def moved_here(r: Replay, c: CommitInfo, vid: str, path: str) -> bool:
+    """A result a rename adds is one it moved: the same commit deletes the old id's copy,
+    byte for byte but for its version field."""
+    base = path.rsplit("/results/", 1)[0] + "/results/"
+    rest = path[len(base) + len(vid) :]
+    for gone, old, now in r.diff(c):
+        if now is not None or old is None or not gone.startswith(base) or not gone.endswith(rest):
+            continue
+        source = gone[len(base) : len(gone) - len(rest)]
+        if source and source != vid and moved_by_rename(r, c, vid, source, gone, old):
+            return True
+    return False
 
 
 def remeasure_added(
