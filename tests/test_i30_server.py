@@ -66,3 +66,14 @@ def test_honest_witnesses_are_still_accepted(published: Repo, tmp_path: Path) ->
     assert register(published, "V2").code == 0
     done = push(published, "HEAD:refs/heads/main", "refs/ledger/witness/*:refs/ledger/witness/*")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_new_branch_that_drops_the_ledger_is_still_judged(published: Repo) -> None:  # noqa: F811
+    published.git("switch", "-q", "-c", "cleanup")
+    published.git("rm", "-q", "-r", "training_log", "ledger.toml")
+    hand_commit(published, "chore: tidy up")
+    before = remote_refs(published)
+    done = push(published, "cleanup")
+    assert done.returncode != 0, done.stderr
+    assert "[frozen-registration]" in done.stderr or "[append-only-results]" in done.stderr
+    assert remote_refs(published) == before

@@ -389,6 +389,18 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
             # ledger.toml drops the ledger's history with it.
             loaded = load_config(store, store.snapshot(old))
         if loaded is None:
+            # A new branch whose tip dropped the ledger it grew from: judged by the ledger
+            # of the branch it shares history with.
+            loaded = next(
+                (
+                    theirs
+                    for head in heads
+                    if store.repo.merge_base(head, new) is not None
+                    and (theirs := load_config(store, store.snapshot(head))) is not None
+                ),
+                None,
+            )
+        if loaded is None:
             continue
         config, config_file = loaded
         if old != ZERO and store.has_commit(old) and not store.is_ancestor(old, new):
