@@ -36,13 +36,3 @@ def test_a_relaxed_setting_applies_to_later_commits(published: Repo) -> None:  #
     hand_commit(published, "feat(src): free now", "src/other.py")
     assert published.run("verify").code == 0, published.run("verify").out
 
-
-def test_ingest_uses_the_mapping_frozen_at_registration(published: Repo, tmp_path) -> None:  # noqa: F811
-    import json
-
-    published.ok("config", "set", "gates.recent.metrics.score", "$.other", "--reason", "remap")
-    source = tmp_path / "r.json"
-    source.write_text(json.dumps({"score": 1.0, "other": 99.0}))
-    published.ok("record", "V1", "--gate", "recent", "--seed", "7", str(source))
-    stored = json.loads((published.path / "training_log/results/V1/recent/seed-7.json").read_text())
-    assert stored["metrics"]["score"] == 1.0, stored

@@ -37,9 +37,6 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
         )
     raw = file.read_bytes()
     dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
-    from ledger.core.verify import ingest_config
-
-    frozen = ingest_config(ctx.store, ctx.config, ctx.config_file, vid)
 
     def build(snap: Snapshot) -> Transition:
         version = load_version(ctx.config, snap, vid)  # only what this transition touches
@@ -51,7 +48,7 @@ def run(cwd: Path, vid: str, file: Path, measurement: Measurement, as_json: bool
             m = replace(m, replicate=replicate)
         existing = snap.read(result_path(ctx.dir, m))
         path, data = build_result(
-            frozen,
+            ctx.config,
             version,
             m,
             raw,
