@@ -35,4 +35,3 @@ def test_a_relaxed_setting_applies_to_later_commits(published: Repo) -> None:  #
     published.write("src/other.py", "y = 1\n")
     hand_commit(published, "feat(src): free now", "src/other.py")
     assert published.run("verify").code == 0, published.run("verify").out
-
