@@ -318,6 +318,7 @@ def check_hooks(store: Store, report: Report) -> None:
     from ledger.cli.hooks import IDENTITY, IDENTITY_PREFIX
     from ledger.hooks.fast import STAGES
 
+    check_framework(store, report)
     hooks = store.common_dir / "hooks"
     found = [
         s
@@ -344,6 +345,23 @@ def check_hooks(store: Store, report: Report) -> None:
     missing = sorted(set(STAGES) - set(found))
     if missing:
         report.problems.append(f"hooks missing: {', '.join(missing)}: git ledger hooks install")
+
+
+def check_framework(store: Store, report: Report) -> None:
+    """A committed .pre-commit-config.yaml whose git-ledger hooks run something else: the
+    framework runs each entry through a shell, so a pulled config that keeps the ids and
+    changes the command runs it on every commit."""
+    from ledger.cli.hooks import FRAMEWORK_CONFIG, _check_framework_entries
+    from ledger.core.errors import LedgerError
+
+    workdir = store.workdir
+    config = workdir / FRAMEWORK_CONFIG if workdir is not None else None
+    if config is None or not config.is_file():
+        return
+    try:
+        _check_framework_entries(config.read_text(errors="replace"))
+    except LedgerError as exc:
+        report.problems.append(exc.one_line())
 
 
 def check_driver(store: Store, fix: bool, report: Report) -> None:

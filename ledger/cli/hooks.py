@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ledger.core import gitcli, launch, output
 from ledger.core.context import open_store
-from ledger.core.errors import BadInput, Refused
+from ledger.core.errors import BadInput, LedgerError, Refused
 from ledger.core.repobase import write_atomic
 from ledger.core.resources import read_resource, render
 from ledger.hooks.fast import STAGES
@@ -147,28 +147,58 @@ def install_framework(cwd: Path) -> int:
     store = open_store(cwd)
     workdir = store.require_workdir()
     config = workdir / FRAMEWORK_CONFIG
-    text = config.read_text() if config.exists() else "repos:\n"
+    original = config.read_bytes() if config.exists() else None
+    text = original.decode("utf-8", "replace") if original is not None else "repos:\n"
     _check_framework_entries(text)
+    if "git-ledger-pre-commit" not in text and "repos:" not in text:
+        raise BadInput(
+            f"{FRAMEWORK_CONFIG} has no 'repos:' list", "add the block from the README by hand"
+        )
+    import shutil
+
+    exe = shutil.which("pre-commit")
+    if exe is None:
+        raise BadInput("the pre-commit program is not installed", "pip install pre-commit")
     # Native git-ledger hooks would be moved to <stage>.legacy by the framework
     # and then run twice: take them out first (a foreign hook they kept comes back).
-    if any(is_ours(store.common_dir / "hooks" / stage) for stage in STAGES):
-        uninstall(cwd, allow_hooks_path=False)
+    # All or nothing: a failed framework install puts them (and the config) back.
+    native_dir = store.common_dir / "hooks"
+    native = any(is_ours(native_dir / stage) for stage in STAGES)
+    kept = {
+        path: (path.read_bytes(), path.stat().st_mode)
+        for stage in STAGES
+        for path in (native_dir / stage, native_dir / f"{stage}.legacy")
+        if path.is_file()
+    }
+    try:
+        if native:
+            uninstall(cwd, allow_hooks_path=False)
+        return _framework_install(workdir, config, text, exe)
+    except LedgerError:
+        if original is None:
+            config.unlink(missing_ok=True)
+        else:
+            write_atomic(config, original)
+        for stage in STAGES:
+            for path in (native_dir / stage, native_dir / f"{stage}.legacy"):
+                if path not in kept:
+                    path.unlink(missing_ok=True)
+        for path, (data, mode) in kept.items():
+            write_atomic(path, data, mode=mode & 0o7777)
+        if native:
+            output.warn("the framework install failed: the native git-ledger hooks are back")
+        raise
+
+
+def _framework_install(workdir: Path, config: Path, text: str, exe: str) -> int:
     if "git-ledger-pre-commit" not in text:
-        if not text.rstrip().endswith("repos:") and "repos:" not in text:
-            raise BadInput(
-                f"{FRAMEWORK_CONFIG} has no 'repos:' list", "add the block from the README by hand"
-            )
         write_atomic(config, text.rstrip("\n") + "\n" + FRAMEWORK_BLOCK)
         output.say(f"added git-ledger hooks to {FRAMEWORK_CONFIG} (commit it)")
     proc = gitcli.run(["config", "--get", "core.hooksPath"], workdir, check=False)
     if proc.returncode == 0:
         output.warn("core.hooksPath is set; 'pre-commit install' will refuse until it is unset")
-    import shutil
     import subprocess
 
-    exe = shutil.which("pre-commit")
-    if exe is None:
-        raise BadInput("the pre-commit program is not installed", "pip install pre-commit")
     types = [arg for stage in STAGES for arg in ("--hook-type", stage)]
     done = subprocess.run(
         [exe, "install", *types], cwd=workdir, capture_output=True, text=True, check=False
@@ -204,9 +234,13 @@ def _check_framework_entries(text: str) -> None:
             stage = hook_id.removeprefix("git-ledger-")
             entry = hook.get("entry")
             language = hook.get("language")
-            if (entry is not None and entry != f"git-ledger hooks run {stage}") or (
-                language is not None and language not in ("system", "python")
+            extra = hook.get("args")
+            if (
+                (entry is not None and entry != f"git-ledger hooks run {stage}")
+                or (language is not None and language not in ("system", "python"))
+                or extra
             ):
+                entry = f"{entry} {extra}" if extra else entry
                 raise Refused(
                     f"{FRAMEWORK_CONFIG}: hook {hook_id} runs {entry!r} ({language}), "
                     f"not git-ledger",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -81,6 +81,24 @@ def add_verbs(group: click.Group, verbs: tuple[click.Command, ...]) -> None:
         group.add_command(verb)
 
 
+class FiniteFloat(click.types.FloatParamType):
+    """A float option that is a number: ``nan``, ``inf`` and ``1e400`` (which Python reads
+    as infinity) are bad input, never a value written into an entry or a statistic."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if isinstance(number, float) and not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+FINITE = FiniteFloat()
+
+
 def declare(
     kind: Kind,
     *,
@@ -132,6 +150,9 @@ def declare(
         unknown_flags = [word for word in fixed if word.startswith("-") and word not in flags]
         if unknown_flags:
             raise RuntimeError(f"verb {command.name!r} fixes no such option: {unknown_flags}")
+        for param in command.params:
+            if type(param.type) is click.types.FloatParamType:
+                param.type = FINITE  # every numeric option of every verb, in one place
         setattr(command, _DECLARED, declaration)
         return command
 

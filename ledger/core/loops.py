@@ -87,6 +87,13 @@ class Preset(ABC):
         """What the pre-commit hook only warns about."""
         return []
 
+    def conclusion_problem(self, model: dict[str, Any]) -> str | None:
+        """Why the conclusion a version file records (``model``: its parsed front matter)
+        is not one this loop's ``conclude`` could have written from the statistics it
+        records, with no recorded override (None: it could). ``git ledger verify`` asks
+        at every conclusion: trailers say what a commit claims; the change is checked."""
+        return None
+
     @abstractmethod
     def history_rules(self) -> list[dict[str, str]]:
         """What may change each kind of entry: ``{"paths": glob, "changed_by": ..., "rule": ...}``.

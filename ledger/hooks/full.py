@@ -340,6 +340,9 @@ def server_side(stage: str, refs: str) -> int:
             parts = line.split()
             if len(parts) == 3:
                 updates.append((parts[0], parts[1], parts[2]))
+    # The pushed history is judged as written: a refs/replace/* object (pushed earlier, or
+    # with this push) must not stand in for a commit in any git this hook starts.
+    os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
     try:
         found = receive(Store("."), updates)
     except LedgerError as exc:
@@ -355,7 +358,16 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
     found: list[Finding] = []
     incoming: dict[str, str] = {}
     for old, new, ref in updates:
-        if ref.startswith(WITNESS):
+        if ref.startswith("refs/replace/"):
+            found.append(
+                Finding(
+                    "replace-refs",
+                    f"{ref}: a replace ref makes git show one commit in place of another, "
+                    "which would hide a rewritten ledger from every reader",
+                    "push without refs/replace/* (git push REMOTE BRANCH)",
+                )
+            )
+        elif ref.startswith(WITNESS):
             if old != ZERO:
                 found.append(
                     Finding(
@@ -367,10 +379,27 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
             else:
                 incoming[ref[len(WITNESS) :]] = new
     heads = list(store.refs("refs/heads/").values())
+    registered: dict[str, set[str]] = {}
     for old, new, ref in updates:
         if not ref.startswith("refs/heads/") or new == ZERO:
             continue
         loaded = load_config(store, store.snapshot(new))
+        if loaded is None and old != ZERO and store.has_commit(old):
+            # A branch that carried a ledger stays judged by it: a push whose tip drops
+            # ledger.toml drops the ledger's history with it.
+            loaded = load_config(store, store.snapshot(old))
+        if loaded is None:
+            # A new branch whose tip dropped the ledger it grew from: judged by the ledger
+            # of the branch it shares history with.
+            loaded = next(
+                (
+                    theirs
+                    for head in heads
+                    if store.repo.merge_base(head, new) is not None
+                    and (theirs := load_config(store, store.snapshot(head))) is not None
+                ),
+                None,
+            )
         if loaded is None:
             continue
         config, config_file = loaded
@@ -393,6 +422,8 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
             Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}", f.fix)
             for f in report.findings
         ]
+        for vid, commit in report.registrations.items():
+            registered.setdefault(vid, set()).add(commit)
         for vid, target in incoming.items():
             reg = report.registrations.get(vid)
             if reg is not None and reg != target:
@@ -404,4 +435,35 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
                         "push the registration's own witness",
                     )
                 )
+    tips = heads + [new for _old, new, ref in updates if ref.startswith("refs/heads/")]
+    found += _orphan_witnesses(store, incoming, registered, [t for t in tips if t != ZERO])
+    return found
+
+
+def _orphan_witnesses(
+    store: Store, incoming: dict[str, str], registered: dict[str, set[str]], heads: list[str]
+) -> list[Finding]:
+    """A witness names a registration: one for an id no branch registered there would make
+    the owner's honest registration read as rewritten once it comes."""
+    found = []
+    for vid, target in sorted(incoming.items()):
+        if target in registered.get(vid, set()):
+            continue
+        info = store.commit_info(target) if store.has_commit(target) else None
+        ok = (
+            info is not None
+            and info.trailer(TRAILER_STEP) == vid
+            and info.trailer(TRAILER_TRANSITION) in ("register", "rename", "matrix-register")
+            and any(store.is_ancestor(target, h) or target == h for h in heads)
+        )
+        if not ok:
+            found.append(
+                Finding(
+                    "witness",
+                    f"{WITNESS}{vid} names {target[:10]}, which is no registration of {vid} "
+                    "on a branch pushed here",
+                    "push the branch that registers it with its witness "
+                    "(git ledger sync), or do not push the witness",
+                )
+            )
     return found

@@ -134,8 +134,69 @@ def _load_c(text: str) -> Any:
         loader.dispose()
 
 
+# How deep an entry's data may nest. Entries are a few levels deep; a collaborator's file
+# nested thousands deep would exhaust the stack of whatever walks it (the parser, the
+# models, the JSON caches), so it is refused before anything else reads it.
+MAX_DEPTH = 64
+
+
+def nesting_depth(value: Any) -> int:
+    """The nesting depth of parsed data, walked without recursion."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth)
+            if depth > MAX_DEPTH:
+                break
+            children = item.values() if isinstance(item, dict) else item
+            todo.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest run of flow brackets ([ and {), quotes ignored: a cheap bound checked
+    before the parser, which recurses once per level."""
+    depth = deepest = 0
+    quote = ""
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        elif ch == "\n" and depth == 0:
+            quote = ""
+    return deepest
+
+
+def _too_deep(where: str) -> BadInput:
+    return BadInput(
+        f"{where}: nested deeper than {MAX_DEPTH} levels",
+        "ledger entries are flat records; restore the file as its verb wrote it",
+    )
+
+
 def load_yaml(text: str, where: str, first_line: int = 1) -> Any:
     """YAML ``text`` that starts on line ``first_line`` of the file ``where``."""
+    if ("[" in text or "{" in text) and _flow_depth(text) > MAX_DEPTH:
+        raise _too_deep(where)
+    try:
+        value = _load_yaml(text, where, first_line)
+    except RecursionError:
+        raise _too_deep(where) from None
+    if nesting_depth(value) > MAX_DEPTH:
+        raise _too_deep(where)
+    return value
+
+
+def _load_yaml(text: str, where: str, first_line: int) -> Any:
     if _FAST_LOADER is not None and "&" not in text and "*" not in text:
         # No '&' or '*': no anchor or alias can be in it, so libyaml's safe loader reads
         # it as the pure-Python one would, many times faster (verify replays every
@@ -261,6 +322,8 @@ def load_json(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> Any:
     except (ValueError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else "nested too deeply"
         raise BadInput(f"{where}: invalid JSON: {reason}") from None
+    if nesting_depth(value) > MAX_DEPTH:
+        raise _too_deep(where)
     return value
 
 

@@ -13,7 +13,7 @@ from typing import TypeVar
 import pygit2
 
 from ledger.core.commitinfo import CommitInfo, parse_trailers
-from ledger.core.errors import EnvironmentFailure, LedgerError, errno_hint, errno_in
+from ledger.core.errors import BadInput, EnvironmentFailure, LedgerError, errno_hint, errno_in
 
 # libgit2 maps pack files in windows of up to 1 GB, keeping up to 8 GB mapped, and a
 # mapped page that was read counts as resident: reading 60,000 entry blobs of a
@@ -28,10 +28,30 @@ _O = TypeVar("_O", pygit2.Blob, pygit2.Tree, pygit2.Commit)
 
 def get_object(repo: pygit2.Repository, oid: str | pygit2.Oid, kind: type[_O]) -> _O:
     """The object ``oid`` as ``kind``; anything else means a corrupt or foreign ref."""
-    obj = repo[oid]
+    try:
+        obj = repo[oid]
+    except KeyError:
+        raise missing_object(oid) from None
     if not isinstance(obj, kind):
         raise LedgerError(f"object {oid} is not a {kind.__name__.lower()}")
     return obj
+
+
+class MissingObject(BadInput):
+    """An object history names is not in this repository (exit 2): never cached as a
+    property of the entry, which is whole once the object is fetched."""
+
+
+def missing_object(oid: object) -> BadInput:
+    """An object the tree names but the repository lacks: a partial (``--filter``) or
+    damaged clone. libgit2 never fetches a promised object, and the ledger reads every
+    entry's history, so this is input it cannot judge (exit 2), not a bug."""
+    return MissingObject(
+        f"object {str(oid)[:10]} is missing from this repository (a partial or blobless "
+        "clone, git clone --filter): the ledger reads every entry's history",
+        "clone it again without --filter (git clone URL), or fetch every object: "
+        "git fetch --refetch --no-filter origin",
+    )
 
 
 def git_error(what: str, exc: Exception) -> LedgerError:
@@ -72,7 +92,10 @@ class Snapshot:
             entry = self.tree[path]
         except KeyError:
             return None
-        return self.repo[entry.id]
+        try:
+            return self.repo[entry.id]
+        except KeyError:
+            raise missing_object(entry.id) from None
 
     def tree_id(self, path: str = "") -> str | None:
         obj = self._object(path)

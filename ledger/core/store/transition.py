@@ -42,6 +42,23 @@ class Transition:
                     "put multi-line text in the entry file, not in a trailer",
                 )
 
+        big = [p for p, data in self.writes.items() if data is not None and len(data) > 1 << 16]
+        if big:
+            # Every entry is read back with this limit: writing one over it would make the
+            # step vanish from every later reading (status, next, verify), so the text
+            # that would is refused before anything is written.
+            from ledger.core.model.documents import MAX_ENTRY_BYTES
+
+            for path in big:
+                size = len(self.writes[path] or b"")
+                if size > MAX_ENTRY_BYTES:
+                    raise BadInput(
+                        f"{path} would be {size} bytes, over the {MAX_ENTRY_BYTES}-byte limit "
+                        "every entry is read with",
+                        "shorten the text given to this verb (a file's path or a summary "
+                        "instead of its content)",
+                    )
+
     def message(self) -> str:
         lines = [self.subject.strip()]
         if self.body.strip():

@@ -25,6 +25,9 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
     changes = r.diff(c)
     base = r.dir + "/"
     opened = list(state.get("o", []))  # open before this commit
+    # [hooks] as in force before this commit (not HEAD's): its own changes never exempt it.
+    hooks = state.get("hk")
+    free, strict = (tuple(hooks[0]), bool(hooks[1])) if hooks else (r.free, r.strict)
     code: list[str] = []
     entries = False
     for path, old, new in changes:
@@ -33,11 +36,12 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
             entry_change(r, Change(c, kind, step, path, rel, old, new), state)
             entries = True
         elif path == r.config_file:
+            state["hk"] = r.hook_rules(new)
             config_change(r, c, state, kind, old, new, opened, len(changes))
-        elif not is_free(path, r.free):
+        elif not is_free(path, free):
             code.append(path)
     if code and kind is None:
-        code_commit(r, c, step, code, opened)
+        code_commit(r, c, step, code, opened, strict)
     if entries:
         # Kept incrementally (only the versions this commit touched): scanning
         # every version at every commit is quadratic.
@@ -59,7 +63,9 @@ def open_steps(versions: dict[str, VState]) -> list[str]:
     ]
 
 
-def code_commit(r: Replay, c: CommitInfo, step: str, code: list[str], opened: list[str]) -> None:
+def code_commit(
+    r: Replay, c: CommitInfo, step: str, code: list[str], opened: list[str], strict: bool
+) -> None:
     shown = ", ".join(code[:3]) + (" ..." if len(code) > 3 else "")
     if step:
         if step not in opened:
@@ -73,7 +79,7 @@ def code_commit(r: Replay, c: CommitInfo, step: str, code: list[str], opened: li
                 opened[0] if opened else step,
             )
         return
-    if opened and r.strict:
+    if opened and strict:
         r.finding(
             c,
             shown,
@@ -250,8 +256,6 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
     snap = r.store.snapshot(c.id)
     merged = snap.files(r.dir)
     sides = [r.store.snapshot(p).files(r.dir) for p in c.parents]
-    base_id = r.store.repo.merge_base(c.parents[0], c.parents[1]) if len(c.parents) == 2 else None
-    base = r.store.snapshot(str(base_id)).files(r.dir) if base_id else {}
     views = {f"{r.dir}/README.md", f"{r.dir}/_template.md"}
     for path in sorted(set(merged) | {p for s in sides for p in s}):
         rel = path[len(r.dir) + 1 :]
@@ -260,7 +264,9 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
         blob = merged.get(path)
         if blob is not None and any(s.get(path) == blob for s in sides):
             continue
-        if blob is None and (base.get(path) is not None or all(path not in s for s in sides)):
+        # An entry one side deleted (its own history judged that) may stay deleted; one
+        # every side still holds is lost by the merge alone.
+        if blob is None and any(path not in s for s in sides):
             continue
         parts = rel.split("/")
         vid = parts[1] if parts[0] == "results" else rel.removesuffix(".md")
@@ -268,11 +274,15 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
             c,
             path,
             "transitions-only",
-            "the merge commit changed this entry beyond what either side recorded",
+            "the merge commit dropped this entry, which every side holds"
+            if blob is None
+            else "the merge commit changed this entry beyond what either side recorded",
             f"redo the merge without editing ledger entries (git revert -m 1 {c.id[:10]})",
             vid,
         )
     state: dict[str, Any] = {"v": {}, "cfg": any(p["cfg"] for p in parents), "marks": []}
+    if parents[0].get("hk") is not None:
+        state["hk"] = parents[0]["hk"]
     marks: set[str] = set()
     for side, parent in zip(sides, parents, strict=False):
         marks.update(parent["marks"])
@@ -281,6 +291,8 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
             in_merge = bool(vs[2]) and merged.get(vpath) == vs[2] == side.get(vpath)
             if vid not in state["v"] or in_merge:
                 state["v"][vid] = list(vs)
+    for vid, vs in state["v"].items():
+        regressed(r, c, vid, vs, [p["v"].get(vid) for p in parents])
     state["marks"] = sorted(marks)
     state["o"] = open_steps(state["v"])
     pending: dict[str, list[str]] = {}
@@ -291,3 +303,27 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
     if pending:
         state["del"] = pending
     return state
+
+
+def regressed(r: Replay, c: CommitInfo, vid: str, vs: VState, sides: list[VState | None]) -> None:
+    """A concluded or void flag never regresses in a merge: taking the older side's file of
+    a version the other side concluded reopens it."""
+    if "g" in vs[3] or "x" in vs[3]:
+        return
+    for side in sides:
+        if side is None or "g" in side[3]:
+            continue
+        lost = [name for flag, name in (("c", "concluded"), ("v", "void")) if flag in side[3]]
+        lost = [name for name in lost if name[0] not in vs[3]]
+        if lost and side[0] == vs[0]:
+            path = f"{r.dir}/{vid}" + ("-matrix.md" if "m" in vs[3] else ".md")
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"the merge took a side where {vid} is open, but the other side has it "
+                f"{' and '.join(lost)}: a merge never reopens a version",
+                f"redo the merge keeping {vid}'s closed file (git revert -m 1 {c.id[:10]})",
+                vid,
+            )
+            return

@@ -22,6 +22,10 @@ def log_changes(
     commit, and a cold replay of a long ledger is mostly this walk.
     """
     args = [
+        # A refs/replace/* object would swap a commit for another in this walk (git
+        # honours them by default; libgit2, which reads the entries, does not): history
+        # is judged as it was written.
+        "--no-replace-objects",
         f"--git-dir={store.git_dir}",
         "log",
         "-z",

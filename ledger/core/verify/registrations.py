@@ -66,7 +66,10 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
         if current is None:
             return
         reverted = r.reverted(c)
-        if kind == "rename" or (
+        renamed = kind == "rename" and any(
+            p == f"{r.dir}/{step}.md" and was is None and step != vid for p, was, _ in r.diff(c)
+        )
+        if renamed or (
             reverted is not None
             and reverted.trailer(TRAILER_TRANSITION) in starts
             and reverted.trailer(TRAILER_STEP) == vid
@@ -143,7 +146,28 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
         )
     if closing != old_closing:
         allowed = ("matrix-conclude",) if what == "matrix" else ("conclude", "void")
-        if kind not in allowed or step != vid:
+        regressed = closing_regressed(r, what, old, model, path)
+        if regressed:
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"{vid}: {regressed}; a verdict is written once and never taken back",
+                f"restore it (git revert {c.id[:10]}); register a new version to measure again",
+                vid,
+            )
+        elif what == "version" and kind == "conclude" and (why := forged(r, model)):
+            r.finding(
+                c,
+                path,
+                "transitions-only",
+                f"the conclusion of {vid} is not one 'conclude' could have written: {why}, "
+                "and it records no override",
+                f"restore it (git revert {c.id[:10]}); conclude with the verdict the "
+                "statistics support, or --override REASON",
+                vid,
+            )
+        elif kind not in allowed or step != vid:
             r.finding(
                 c,
                 path,
@@ -166,6 +190,40 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
             cell_state = versions.get(f"{vid}.{cell.get('name')}")
             if cell_state is not None:
                 cell_state[3] = "x" + current[3].replace("m", "")
+
+
+def forged(r: Replay, model: dict[str, Any]) -> str | None:
+    """The loop's own judgment of a conclusion against the statistics it records."""
+    from ledger.core.loops import by_name
+
+    return by_name(r.preset).conclusion_problem(model)
+
+
+def closing_regressed(
+    r: Replay, what: str, old: str | None, model: dict[str, Any], path: str
+) -> str:
+    """What a change took back from a closed version (a verdict rewritten or removed, a
+    void lifted), or "": whatever the commit's trailers claim, a second conclusion is not
+    one that ``conclude`` could have written (it refuses a concluded version)."""
+    if old is None:
+        return ""
+    before = r.parse(what, old, path)
+    if isinstance(before, str):
+        return ""
+    was = before["model"]
+    if what == "matrix":
+        if was.get("concluded") and not model.get("concluded"):
+            return "the matrix's conclusion was removed (reopened)"
+        if was.get("concluded") and was.get("winner") != model.get("winner"):
+            return "the matrix's winner was changed after its conclusion"
+        return ""
+    if was.get("void") and not model.get("void"):
+        return "its void flag was removed"
+    if was.get("conclusion") and not model.get("conclusion"):
+        return "its conclusion was removed (the version reopened)"
+    if was.get("conclusion") and was.get("conclusion") != model.get("conclusion"):
+        return "its conclusion was rewritten after it was concluded (a second conclusion)"
+    return ""
 
 
 def cells_of(r: Replay, blob: str | None, path: str) -> list[str]:

@@ -66,6 +66,7 @@ class Replay:
         self.config = config
         self.rules: tuple[list[tuple[str, set[str], bool]], set[str]] | None = None
         self.checks: dict[str, Any] | None = None  # the preset's history_checks
+        self._hooks: dict[str, list[Any]] = {}
 
     @property
     def entries(self) -> EntryCache | _Parsed:
@@ -106,10 +107,13 @@ class Replay:
         parsed = self.entries.get(key)
         if parsed is None:
             from ledger.core.state import parse_entry  # pydantic: only for an entry not cached
+            from ledger.core.store.objects import MissingObject
 
             try:
                 data = self.read_blob(blob)
                 parsed = parse_entry(kind, data, path)
+            except MissingObject:
+                raise  # exit 2: the clone lacks it; the entry itself may be whole
             except LedgerError as exc:
                 parsed = {"error": exc.message}
             except (RecursionError, ValueError, TypeError) as exc:
@@ -138,6 +142,26 @@ class Replay:
         digests = {k: json.dumps(v, sort_keys=True, default=str) for k, v in tables.items()}
         self.config_cache[blob] = digests
         return digests
+
+    def hook_rules(self, blob: str | None) -> list[Any] | None:
+        """([hooks] free_paths, require_open_version) of one configuration blob: the
+        settings a code commit is judged by are the ones in force when it was made, so a
+        later configuration commit never erases an earlier finding."""
+        if blob is None:
+            return None
+        if blob not in self._hooks:
+            import tomllib
+
+            from ledger.core.repobase import hook_settings
+
+            try:
+                data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+                data = {}
+            values = hook_settings(ledger_table(data, self.config_file) or {}, self.config_file)
+            free = [p for p in values["free_paths"].split("\x1f") if p]
+            self._hooks[blob] = [free, values["require_open_version"] == "1"]
+        return self._hooks[blob]
 
     def diff(self, commit: CommitInfo) -> list[tuple[str, str | None, str | None]]:
         if commit.id not in self.diffs:

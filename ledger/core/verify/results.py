@@ -47,7 +47,7 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
     versions: dict[str, VState] = state["v"]
     if new is None:
         reverted = r.reverted(c)
-        if kind == "rename":
+        if kind == "rename" and moved_by_rename(r, c, step, vid, path, old):
             return
         if (
             reverted is not None
@@ -94,7 +94,7 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
     # matrix conclude brings every cell's results onto the base branch at once.
     by_matrix = kind == "matrix-conclude" and bool(cell_of(vid)) and base_id(vid) == step
     # sync's rename moves a version's results with it, in the same commit.
-    by_matrix = by_matrix or (kind == "rename" and step == vid)
+    by_matrix = by_matrix or (kind == "rename" and step == vid and moved_here(r, c, vid, path))
     remeasure = kind == REMEASURE
     if ((kind not in RESULT_KINDS and not remeasure) or step != vid) and not by_matrix:
         r.finding(
@@ -129,6 +129,38 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
             "register a new version to measure again",
             vid,
         )
+
+
+def moved_by_rename(
+    r: Replay, c: CommitInfo, step: str, vid: str, path: str, old: str | None
+) -> bool:
+    """A rename (sync's, V -> Va) moves each result byte for byte but for its version
+    field, in the same commit: a "rename" that only deletes one is a deletion."""
+    if not step or step == vid or old is None:
+        return False
+    base = path.rsplit("/results/", 1)[0] + "/results/"
+    target = base + step + path[len(base) + len(vid) :]
+    added = next((new for p, was, new in r.diff(c) if p == target and was is None), None)
+    if added is None:
+        return False
+    expected = r.read_blob(old).replace(
+        f'"version": "{vid}"'.encode(), f'"version": "{step}"'.encode()
+    )
+    return r.read_blob(added) == expected
+
+
+def moved_here(r: Replay, c: CommitInfo, vid: str, path: str) -> bool:
+    """A result a rename adds is one it moved: the same commit deletes the old id's copy,
+    byte for byte but for its version field."""
+    base = path.rsplit("/results/", 1)[0] + "/results/"
+    rest = path[len(base) + len(vid) :]
+    for gone, old, now in r.diff(c):
+        if now is not None or old is None or not gone.startswith(base) or not gone.endswith(rest):
+            continue
+        source = gone[len(base) : len(gone) - len(rest)]
+        if source and source != vid and moved_by_rename(r, c, vid, source, gone, old):
+            return True
+    return False
 
 
 def remeasure_added(

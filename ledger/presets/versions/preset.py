@@ -37,6 +37,28 @@ class VersionsPreset(Preset):
     def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
         return []  # listed by ledger.core.state while it parses them
 
+    def conclusion_problem(self, model: dict[str, Any]) -> str | None:
+        from ledger.core.model.entries import GateStat
+        from ledger.presets.versions.verdicts import contradiction
+
+        conclusion = model.get("conclusion")
+        if not isinstance(conclusion, dict) or conclusion.get("override"):
+            return None
+        gate = model.get("gate")
+        stat = next((g for g in conclusion.get("gates") or [] if g.get("gate") == gate), None)
+        if stat is None:
+            return None
+        try:
+            target = GateStat.model_validate(stat)
+        except ValueError:
+            return f"its statistics for '{gate}' do not parse"
+        effect = model.get("effect")
+        return contradiction(
+            str(conclusion.get("verdict")),
+            target,
+            float(effect) if isinstance(effect, int | float) else None,
+        )
+
     def history_rules(self) -> list[dict[str, str]]:
         return [
             {

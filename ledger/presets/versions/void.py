@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ledger.core import output
-from ledger.core.context import open_context
+from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import decode_text, parse_document
 from ledger.core.model.ids import parse_version
@@ -34,6 +34,26 @@ def one_line(value: str | None, option: str) -> str:
     return text
 
 
+def refuse_rewriting_the_past(ctx: Context, vid: str, tip: str | None, verdict: str) -> None:
+    """Void never rewrites the past: a concluded version whose history verifies keeps its
+    verdict. Every later verdict was judged against the baseline it set and every trigger
+    counted it; voiding it would make a worse version "confirmed" after the fact, or
+    silence the refutation tripwire. A concluded version with a history finding (its
+    registration or results tampered) can be voided: that is what void is for."""
+    from ledger.core.verify import verify
+
+    report = verify(ctx.store, ctx.config, ctx.config_file, tip)
+    reg = report.registrations.get(vid)
+    if reg is not None and report.for_step(vid, reg, ctx.store):
+        return
+    raise Refused(
+        f"{vid} is concluded ({verdict}) and its history verifies: voiding it would rewrite "
+        "the past (the baseline and the triggers every later version was judged by)",
+        "void is for versions whose results cannot count; register the next version, and "
+        "say in its bet what it corrects",
+    )
+
+
 def run(cwd: Path, vid: str, reason: str, as_json: bool) -> int:
     ctx = open_context(cwd)
     parsed = parse_version(vid, ctx.config.ledger.id_prefix)
@@ -48,6 +68,8 @@ def run(cwd: Path, vid: str, reason: str, as_json: bool) -> int:
             raise state.no_version(vid)
         if version.front.void:
             raise Refused(f"{vid} is already void ({version.front.void})")
+        if version.front.conclusion is not None:
+            refuse_rewriting_the_past(ctx, vid, snap.commit_id, version.front.conclusion.verdict)
         path = version.path
         doc = parse_document(decode_text(snap.read(path) or b"", path), path)
         front = {**doc.front, "void": reason}

@@ -31,7 +31,20 @@ def slug_of(text: str) -> str:
 
 def worktree_path(ctx: Context, mid: str, cell: MatrixCell) -> Path:
     """Where a cell's worktree lives: always directly under .ledger/worktrees/."""
-    base = ctx.store.require_workdir() / WORKTREES
+    workdir = ctx.store.require_workdir()
+    base = workdir / WORKTREES
+    # A committed symlink (.ledger, .ledger/worktrees, the ledger directory) would carry
+    # every worktree, and what git writes into it, outside the repository.
+    for part in (workdir / ".ledger", base, workdir / ctx.dir):
+        if part.is_symlink():
+            raise BadInput(
+                f"{part.relative_to(workdir)} is a symlink: worktrees stay inside the repository",
+                f"remove it (git rm {part.relative_to(workdir)}) and run the verb again",
+            )
+    if not base.resolve().is_relative_to(workdir.resolve()):
+        raise BadInput(
+            f"{WORKTREES} resolves outside the repository", "remove the symlink above it"
+        )
     target = base / _tree_name(mid, cell)
     if target.parent.resolve() != base.resolve() or not CELL_SLUG.fullmatch(cell.slug):
         raise Refused(f"cell {cell.name} of {mid} names a worktree outside {WORKTREES}")

@@ -182,6 +182,8 @@ def new(
             writes=writes,
         )
 
+    for cell in parsed:
+        worktree_path(ctx, mid, cell)  # refused (a symlinked .ledger) before anything is written
     commit_id, _ = ctx.store.transact(build)
     create_witness(ctx.store, mid, commit_id)
     workdir = ctx.store.require_workdir()
