@@ -132,6 +132,11 @@ def test_campaign_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
         "--reason", "beats the old base", "--speed", "110", "--correctness", "0", *MEASURE,
     )  # fmt: skip
     assert regression.code == 1 and "promotion-evidence" in regression.err
+    # finish wants every code commit recorded: the refused promotion is rejected.
+    ok(
+        repo, "candidate", "record", "--commit", "HEAD", "--verdict", "rejected",
+        "--reason", "slower than the head", "--speed", "110", "--correctness", "0", *MEASURE,
+    )  # fmt: skip
 
     repo.write("training_log/latest-report.md", "# Report\n\nstatus: closed\n")
     assert commit(repo, "docs(campaign): a report by hand").returncode == 0

@@ -150,14 +150,14 @@ class Campaign:
         return latest
 
     def promoted_commits(self) -> list[str]:
-        """Commits ever promoted whose latest verdict still keeps them (promoted or
-        held), in the order they were first promoted; a commit rejected in a later
-        epoch is never delivered."""
+        """Commits ever promoted or held whose latest verdict still keeps them, in the
+        order they were first kept (the head's code is what ships); a commit rejected in
+        a later epoch is never delivered."""
         latest = self.latest_verdicts()
         seen: list[str] = []
         for c in sorted(self.candidates, key=lambda c: c.seq):
             if (
-                c.verdict == "promoted"
+                c.verdict in ("promoted", "held")
                 and c.commit not in seen
                 and latest[c.commit].verdict in ("promoted", "held")
             ):

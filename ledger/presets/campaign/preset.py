@@ -213,7 +213,6 @@ class CampaignPreset(Preset):
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         from ledger.presets.campaign.rules import (
             equal_gain_rivals,
-            finish_outstanding_at,
             frozen_settings,
             tolerance_widened,
         )
@@ -251,6 +250,15 @@ class CampaignPreset(Preset):
                 f"git ledger candidate record --commit {commit} --verdict base {measures}",
                 why,
             )
+        from ledger.presets.campaign import evidence
+
+        changed = evidence.script_changed(ctx, camp)
+        if changed is not None:
+            return _action(
+                "benchmark-adjust",
+                "git ledger benchmark adjust --reason TEXT",
+                f"[{changed.rule}] {changed.message}",
+            )
         previous = camp.previous_head()
         if previous is not None and not any(c.commit == previous.commit for c in camp.current()):
             return _action(
@@ -279,7 +287,7 @@ class CampaignPreset(Preset):
                 done=True,
             )
         if not owner.get("armed"):
-            outstanding = finish_outstanding_at(ctx.store.snapshot(state.commit_id), camp)
+            outstanding = evidence.outstanding(ctx, camp)
             if outstanding:
                 # deliver refuses on the same rule: a finished campaign whose report or
                 # records were reverted since goes back to work, under its owner.
@@ -294,10 +302,15 @@ class CampaignPreset(Preset):
                 f"git ledger deliver --branch {DELIVERY_BRANCH}",
                 "finish passed and the campaign is disarmed: deliver the promoted commits",
             )
+        unrecorded = evidence.unrecorded_commits(ctx, camp)
+        if unrecorded:
+            # finish refuses on the same rule: every code commit is a measured candidate.
+            sha = str(unrecorded[0].evidence["commit"])
+            record = f"git ledger candidate record --commit {sha[:12]}"
         closed = campaign.report_is_closed(camp.report)
-        if closed and not campaign.unnamed_adjustments(camp):
+        if closed and not unrecorded and not campaign.unnamed_adjustments(camp):
             return _action("finish", "git ledger finish", "the report is closed: check the loop")
-        if closed:
+        if closed and not unrecorded:
             return _action(
                 "close",
                 "git ledger close --summary TEXT",

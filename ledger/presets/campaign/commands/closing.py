@@ -51,7 +51,10 @@ def close(cwd: Path, summary: str, as_json: bool) -> int:
 
 
 def outstanding_items(ctx: Context, camp: Campaign) -> list[rules.Finding]:
-    return rules.finish_outstanding_at(ctx.store.snapshot(), camp)
+    """What ``finish`` and ``deliver`` refuse with, and ``next`` asks before either."""
+    from ledger.presets.campaign.evidence import outstanding
+
+    return outstanding(ctx, camp)
 
 
 def changed_paths(workdir: Path, sha: str) -> list[str]:

@@ -51,6 +51,11 @@ def candidate_record(
         widened = rules.tolerance_widened(camp)
         if widened is not None:
             raise Refused.of([widened])
+        from ledger.presets.campaign.evidence import script_changed
+
+        changed = script_changed(ctx, camp)
+        if changed is not None:
+            raise Refused.of([changed])
         existing_base = camp.base()
         if verdict == "base" and existing_base is not None:
             raise BadInput(
