@@ -212,8 +212,8 @@ class CampaignPreset(Preset):
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         from ledger.presets.campaign.rules import (
+            awaiting_remeasure,
             equal_gain_rivals,
-            frozen_settings,
             tolerance_widened,
         )
 
@@ -232,7 +232,7 @@ class CampaignPreset(Preset):
             )
         widened = tolerance_widened(camp)
         if widened is not None:
-            restore = frozen_settings(camp)[0].restore()
+            restore = widened.fix.removesuffix(" (widen-to-pass is not allowed)")
             why = f"[{widened.rule}] {widened.message}: every candidate is refused until then"
             return _action("restore-tolerance", restore, why)
         base = camp.base()
@@ -260,7 +260,8 @@ class CampaignPreset(Preset):
                 f"[{changed.rule}] {changed.message}",
             )
         previous = camp.previous_head()
-        if previous is not None and not any(c.commit == previous.commit for c in camp.current()):
+        if previous is not None and awaiting_remeasure(camp) is not None:
+            # candidate record refuses every comparison on the same rule until then.
             return _action(
                 "re-measure-head",
                 f"git ledger candidate record --commit {previous.commit[:12]} --verdict held "
@@ -362,7 +363,13 @@ class CampaignPreset(Preset):
         camp = campaign.load(ctx.config, ctx.store.snapshot())
         return {
             "candidates": [
-                {**c.summary(camp.epoch), "measurements": c.measurements} for c in camp.candidates
+                {
+                    **c.summary(camp.epoch),
+                    "measurements": c.measurements,
+                    "repeats": c.repeats,
+                    "comparison": c.comparison,
+                }
+                for c in camp.candidates
             ],
             "adjustments": camp.adjustments(),
             "units": dict(campaign.table(ctx.config).units),

@@ -18,6 +18,7 @@ from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign import rules
 from ledger.presets.campaign.commands.common import open_campaign, say
+from ledger.presets.campaign.judge import describe
 from ledger.presets.campaign.loop import Campaign
 
 
@@ -82,7 +83,15 @@ def finish(cwd: Path, as_json: bool) -> int:
     camp = campaign.load(ctx.config, ctx.store.snapshot(), ctx.store)
     outstanding = outstanding_items(ctx, camp)
     scope = out_of_scope(ctx, camp)
+    # Verdicts that rest on single values and no noise floor: said, not refused.
+    diagnostic = [
+        f"{c.commit[:10]} {c.verdict}: {describe(c.comparison)}"
+        for c in camp.current()
+        if c.comparison and c.comparison.get("diagnostic") and c.verdict in ("promoted", "held")
+    ]
     if not as_json:
+        for text in diagnostic:
+            output.say(f"diagnostic only: {text}")
         for item in scope:
             output.say(
                 f"out of scope: {str(item['commit'])[:10]} changed {', '.join(item['paths'])} "
@@ -97,6 +106,7 @@ def finish(cwd: Path, as_json: bool) -> int:
                         {"rule": f.rule, "message": f.message, "fix": f.fix} for f in outstanding
                     ],
                     "out_of_scope": scope,
+                    "diagnostic": diagnostic,
                 }
             )
         else:
@@ -118,7 +128,13 @@ def finish(cwd: Path, as_json: bool) -> int:
         disarmed, _ = ctx.store.transact(build)
     say(
         as_json,
-        {"finished": True, "outstanding": [], "disarmed": disarmed, "out_of_scope": scope},
+        {
+            "finished": True,
+            "outstanding": [],
+            "disarmed": disarmed,
+            "out_of_scope": scope,
+            "diagnostic": diagnostic,
+        },
         "finish: every item is resolved" + ("; campaign disarmed" if disarmed else ""),
     )
     return 0
