@@ -17,6 +17,7 @@ from typing import Any
 
 from ledger.core import stats
 from ledger.presets.campaign.loop import Campaign, Candidate, table
+from ledger.presets.campaign.measures import describe
 
 IMPROVED, NOISE, REGRESSED = stats.IMPROVED, stats.NOISE, stats.REGRESSED
 
@@ -53,22 +54,6 @@ class Judgement:
 
     def line(self) -> str:
         return describe(self.as_dict())
-
-
-def describe(data: dict[str, Any]) -> str:
-    """One line of a stored judgement: n, σ, Δ, the threshold and the verdict."""
-    sigma = data.get("sigma")
-    threshold = data.get("threshold")
-    text = (
-        f"n={data.get('n')} vs head {str(data.get('head', ''))[:10]} n={data.get('n_head')}, "
-        f"σ={'none' if sigma is None else format(sigma, '.4g')}, "
-        f"Δ={data.get('delta', 0.0):+.4g}, "
-        f"threshold={'none' if threshold is None else format(threshold, '.4g')}: "
-        f"{data.get('outcome')}"
-    )
-    return text + (
-        " (diagnostic only: single values, no noise floor)" if data.get("diagnostic") else ""
-    )
 
 
 def values(c: Candidate, metric: str) -> list[float]:

@@ -31,6 +31,7 @@ from ledger.core.model.config import CampaignTable, LedgerConfig
 from ledger.core.model.documents import dump_json
 from ledger.core.store import TRAILER_TRANSITION, Snapshot, Store
 from ledger.presets.campaign.measures import NA_PREFIX as NA_PREFIX
+from ledger.presets.campaign.measures import describe
 from ledger.presets.campaign.measures import parse_measurement as parse_measurement
 from ledger.presets.campaign.measures import parse_measures as parse_measures
 from ledger.presets.campaign.measures import parse_repeats as parse_repeats
@@ -415,8 +416,6 @@ def report_text(camp: Campaign, summary: str) -> str:
         if c.notes:
             line += f"; notes: {c.notes}"
         if c.comparison:
-            from ledger.presets.campaign.judge import describe
-
             line += f"; judged: {describe(c.comparison)}"
         lines.append(line)
     lines += ["", "## Benchmark adjustments", ""]

@@ -8,6 +8,7 @@ probe, and bad input (exit 2) rather than a number a promotion could read.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ledger.core.errors import BadInput
 from ledger.core.model.config import CampaignTable, LedgerConfig
@@ -125,3 +126,19 @@ def parse_measures(
     """Every configured measurement from ``--measure NAME=VALUE`` (and the four alias
     flags); an unknown name, a repeated one or a missing one is bad input."""
     return parse_repeats(config, measures, aliases)[0]
+
+
+def describe(data: dict[str, Any]) -> str:
+    """One line of a stored judgement: n, σ, Δ, the threshold and the verdict."""
+    sigma = data.get("sigma")
+    threshold = data.get("threshold")
+    text = (
+        f"n={data.get('n')} vs head {str(data.get('head', ''))[:10]} n={data.get('n_head')}, "
+        f"σ={'none' if sigma is None else format(sigma, '.4g')}, "
+        f"Δ={data.get('delta', 0.0):+.4g}, "
+        f"threshold={'none' if threshold is None else format(threshold, '.4g')}: "
+        f"{data.get('outcome')}"
+    )
+    return text + (
+        " (diagnostic only: single values, no noise floor)" if data.get("diagnostic") else ""
+    )

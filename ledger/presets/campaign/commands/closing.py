@@ -18,8 +18,8 @@ from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign import rules
 from ledger.presets.campaign.commands.common import open_campaign, say
-from ledger.presets.campaign.judge import describe
 from ledger.presets.campaign.loop import Campaign
+from ledger.presets.campaign.measures import describe
 
 
 def close(cwd: Path, summary: str, as_json: bool) -> int:
