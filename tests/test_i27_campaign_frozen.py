@@ -56,3 +56,26 @@ def test_a_noise_floor_widened_by_hand_is_refused_and_restored(camp: Repo) -> No
     restore = "git ledger config set campaign.noise_floor 2.0 --reason TEXT"
     words = shlex.split(restore.replace("TEXT", "'back to the armed floor'"))
     ok(camp, *words[2:])
+
+
+def test_every_writing_verb_checks_the_owner(camp: Repo) -> None:  # noqa: F811
+    base = git(camp.path, "log", "-1", "--format=%H", "--grep=the base").strip()
+    assert record(camp, base, "base", "100").code == 0
+    ok(camp, "arm")  # the git user
+    fast = code(camp, "fast")
+    before = fingerprint(camp.path)
+    env = {**__import__("os").environ, "LEDGER_OWNER": "mallory"}
+    for args in (
+        ["candidate", "record", "--commit", fast, "--verdict", "rejected", "--reason", "r",
+         "--measure", "speed=1", "--measure", "accel_mem_gb=N/A: none",
+         "--measure", "peak_cpu_gb=1", "--measure", "correctness=0"],
+        ["benchmark", "adjust", "--reason", "r"],
+        ["mistake", "add", "x", "--caught-by", "y", "--should-have-caught", "z"],
+        ["close", "--summary", "s"],
+        ["finish"],
+    ):  # fmt: skip
+        done = subprocess.run(
+            ["git", "ledger", *args], cwd=camp.path, capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 1 and "[owner]" in done.stderr, (args, done.stderr)
+        assert fingerprint(camp.path) == before

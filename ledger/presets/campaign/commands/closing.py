@@ -17,7 +17,7 @@ from ledger.core.model.documents import dump_json
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign import rules
-from ledger.presets.campaign.commands.common import open_campaign, say
+from ledger.presets.campaign.commands.common import open_campaign, require_owner, say
 from ledger.presets.campaign.loop import Campaign
 from ledger.presets.campaign.measures import describe
 
@@ -30,6 +30,7 @@ def close(cwd: Path, summary: str, as_json: bool) -> int:
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
+        require_owner(ctx, camp.owner)
         if camp.base() is None:
             raise Refused(
                 "no base is recorded in this benchmark epoch",
@@ -81,6 +82,7 @@ def out_of_scope(ctx: Context, camp: Campaign) -> list[dict[str, Any]]:
 def finish(cwd: Path, as_json: bool) -> int:
     ctx = open_campaign(cwd)
     camp = campaign.load(ctx.config, ctx.store.snapshot(), ctx.store)
+    require_owner(ctx, camp.owner)
     outstanding = outstanding_items(ctx, camp)
     scope = out_of_scope(ctx, camp)
     # Verdicts that rest on single values and no noise floor: said, not refused.

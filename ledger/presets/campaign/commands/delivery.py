@@ -17,7 +17,7 @@ from ledger.core.repobase import write_atomic
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign.commands.closing import outstanding_items
-from ledger.presets.campaign.commands.common import is_transition, open_campaign, say
+from ledger.presets.campaign.commands.common import is_transition, open_campaign, require_owner, say
 
 
 def benchmark_commits(ctx: Context, base: str) -> list[str]:
@@ -68,6 +68,7 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     ctx = open_campaign(cwd)
     snap = ctx.store.snapshot()
     camp = campaign.load(ctx.config, snap, ctx.store)
+    require_owner(ctx, camp.owner)
     outstanding = outstanding_items(ctx, camp)
     if outstanding:
         # finish's own findings, every one named (the first is not always the cause).

@@ -15,7 +15,7 @@ from ledger.core.model.documents import dump_json
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign import rules
-from ledger.presets.campaign.commands.common import is_transition, open_campaign, say
+from ledger.presets.campaign.commands.common import is_transition, open_campaign, require_owner, say
 from ledger.presets.campaign.judge import judge
 from ledger.presets.campaign.loop import Candidate
 
@@ -48,6 +48,7 @@ def candidate_record(
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap, ctx.store)
+        require_owner(ctx, camp.owner)
         if camp.contract is None:
             raise Refused("no contract is committed yet", "git ledger contract")
         widened = rules.tolerance_widened(camp)
@@ -128,6 +129,7 @@ def benchmark_adjust(cwd: Path, reason: str, as_json: bool) -> int:
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
+        require_owner(ctx, camp.owner)
         epoch = camp.epoch + 1
         camp.epochs.append({"epoch": epoch, "reason": reason.strip()})
         writes: dict[str, bytes | None] = {
@@ -166,6 +168,7 @@ def mistake_add(cwd: Path, text: str, caught_by: str, should_have: str, as_json:
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
+        require_owner(ctx, camp.owner)
         seq = len(camp.mistakes) + 1
         entry = {
             "seq": seq,
