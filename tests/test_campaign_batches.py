@@ -172,7 +172,7 @@ def test_finish_lists_outstanding_items_until_resolved(camp: Repo) -> None:
     ]
     assert _record(camp, base, "base").returncode == 0
     assert camp.run("finish").code == 1
-    assert _record(camp, fast, "held", "131").returncode == 0
+    assert _record(camp, fast, "held", "131", "--reason", "re-measured").returncode == 0
     assert [i["rule"] for i in camp.run("finish", "--json").json()["outstanding"]] == [
         "report-adjustments"
     ]

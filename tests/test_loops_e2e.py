@@ -90,6 +90,8 @@ def test_campaign_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
     ok(repo, "arm", "--force", "alice's session ended", env={"LEDGER_OWNER": "bob"})
     owner = json.loads((repo.path / "training_log/owner.json").read_text())
     assert owner["owner"] == "bob" and owner["forced"][0]["reason"] == "alice's session ended"
+    # Every writing verb checks the owner: the git user (no LEDGER_OWNER) takes it back.
+    ok(repo, "arm", "--force", "bob handed the campaign back")
 
     repo.write("src/fast.py", "fast = 1\n")
     fast_commit = commit(repo, "perf(src): fast path")
@@ -132,6 +134,11 @@ def test_campaign_loop_with_hooks(bare_repo: Repo, tmp_path: Path) -> None:
         "--reason", "beats the old base", "--speed", "110", "--correctness", "0", *MEASURE,
     )  # fmt: skip
     assert regression.code == 1 and "promotion-evidence" in regression.err
+    # finish wants every code commit recorded: the refused promotion is rejected.
+    ok(
+        repo, "candidate", "record", "--commit", "HEAD", "--verdict", "rejected",
+        "--reason", "slower than the head", "--speed", "110", "--correctness", "0", *MEASURE,
+    )  # fmt: skip
 
     repo.write("training_log/latest-report.md", "# Report\n\nstatus: closed\n")
     assert commit(repo, "docs(campaign): a report by hand").returncode == 0

@@ -114,6 +114,8 @@ def run_set(cwd: Path, key: str, value: str, reason: str, as_json: bool) -> int:
         current = snap.read(name)
         if current is None:
             raise BadInput(f"{name} is not committed", "commit it first")
+        # A frozen key is refused (exit 1) however ledger.toml spells it.
+        refuse_frozen(ctx, snap, ".".join(parts), new_value)
         text = current.decode("utf-8")
         path = prefix + parts
         updated = edit(text, path[:-1], path[-1], literal)

@@ -351,6 +351,11 @@ def markdown(data: dict[str, Any]) -> str:
                     "commit",
                     "verdict",
                     *[f"{n} ({units[n]})" if n in units else n for n in names],
+                    "n",
+                    "σ",
+                    "Δ vs head",
+                    "threshold",
+                    "judged",
                     "reason",
                     "notes",
                 ],
@@ -360,6 +365,7 @@ def markdown(data: dict[str, Any]) -> str:
                         c["commit"][:10] + (" (invalidated)" if c["invalidated"] else ""),
                         c["verdict"],
                         *[c["measurements"].get(n, "") for n in names],
+                        *_judged(c.get("comparison")),
                         c["reason"],
                         c.get("notes", ""),
                     ]
@@ -393,3 +399,19 @@ def markdown(data: dict[str, Any]) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def _judged(comparison: dict[str, Any] | None) -> list[str]:
+    """A campaign candidate's comparison with the head: n, σ, Δ, the threshold, the
+    verdict it allowed (diagnostic only without a noise estimate)."""
+    if not comparison:
+        return ["", "", "", "", ""]
+    sigma, threshold = comparison.get("sigma"), comparison.get("threshold")
+    outcome = str(comparison.get("outcome", ""))
+    return [
+        f"{comparison.get('n')} vs {comparison.get('n_head')}",
+        "none" if sigma is None else f"{sigma:.4g}",
+        f"{comparison.get('delta', 0.0):+.4g}",
+        "none" if threshold is None else f"{threshold:.4g}",
+        outcome + (" (diagnostic only)" if comparison.get("diagnostic") else ""),
+    ]

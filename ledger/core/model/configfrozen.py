@@ -21,7 +21,7 @@ class FrozenSetting:
     """``key`` (TABLE.KEY, as ``config set`` takes it) was frozen at ``value`` ``when``."""
 
     key: str
-    value: float | int
+    value: float | int | str  # a str: a choice such as a direction, equal or broken
     when: str  # e.g. "when batch-0 was committed"
     # True: only a laxer value (lower) breaks the rule, a stricter one is kept
     # but not used; False: any other value breaks it.
@@ -41,6 +41,8 @@ class FrozenSetting:
 
     def broken_by(self, current: object) -> bool:
         """Does ``current`` (ledger.toml's value now) break the rule?"""
+        if isinstance(self.value, str):
+            return current != self.value
         if not isinstance(current, int | float) or isinstance(current, bool):
             return True
         return current < self.value if self.floor else current != self.value

@@ -30,8 +30,12 @@ from ledger.core.errors import BadInput
 from ledger.core.model.config import CampaignTable, LedgerConfig
 from ledger.core.model.documents import dump_json
 from ledger.core.store import TRAILER_TRANSITION, Snapshot, Store
+from ledger.presets.campaign.measures import NA_PREFIX as NA_PREFIX
+from ledger.presets.campaign.measures import describe
+from ledger.presets.campaign.measures import parse_measurement as parse_measurement
+from ledger.presets.campaign.measures import parse_measures as parse_measures
+from ledger.presets.campaign.measures import parse_repeats as parse_repeats
 
-NA_PREFIX = "N/A:"
 VERDICTS = ("base", "promoted", "rejected", "held")
 JSONL = "records/candidates.jsonl"
 CSV = "benchmark.csv"
@@ -46,33 +50,6 @@ def table(config: LedgerConfig) -> CampaignTable:
     return config.campaign or CampaignTable()
 
 
-def parse_measurement(name: str, raw: str | None) -> float | str:
-    """A number, or an explanation beginning ``N/A:``; anything else is bad input."""
-    if raw is None or not raw.strip():
-        raise BadInput(
-            f"measurement '{name}' is missing",
-            f'give --{name.replace("_", "-")} X, or "{NA_PREFIX} why it could not be measured"',
-        )
-    text = raw.strip()
-    if text.upper().startswith(NA_PREFIX):
-        reason = text[len(NA_PREFIX) :].strip()
-        if not reason:
-            raise BadInput(
-                f"measurement '{name}' says N/A without a reason",
-                f'"{NA_PREFIX} collection failed"',
-            )
-        return f"{NA_PREFIX} {reason}"
-    try:
-        value = float(text)
-    except ValueError:
-        raise BadInput(
-            f"measurement '{name}' is {text!r}: not a number nor '{NA_PREFIX} reason'"
-        ) from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise BadInput(f"measurement '{name}' is not finite")
-    return value
-
-
 @dataclass(frozen=True)
 class Candidate:
     path: str
@@ -83,6 +60,10 @@ class Candidate:
     reason: str
     measurements: dict[str, float | str]
     notes: str
+    # Each repeated measurement's values (the measurement is their mean).
+    repeats: dict[str, list[float]] = field(default_factory=dict)
+    # The target against the head when it was recorded (judge.Judgement.as_dict).
+    comparison: dict[str, Any] | None = None
 
     def number(self, name: str) -> float | None:
         value = self.measurements.get(name)
@@ -107,6 +88,8 @@ class Campaign:
     config: LedgerConfig
     contract: str | None = None
     setup_tolerance: float | None = None
+    # [campaign] as it was when the campaign was first armed (noise floor, directions).
+    armed_table: CampaignTable | None = None
     candidates: list[Candidate] = field(default_factory=list)
     epochs: list[dict[str, Any]] = field(default_factory=list)
     mistakes: list[dict[str, Any]] = field(default_factory=list)
@@ -150,14 +133,14 @@ class Campaign:
         return latest
 
     def promoted_commits(self) -> list[str]:
-        """Commits ever promoted whose latest verdict still keeps them (promoted or
-        held), in the order they were first promoted; a commit rejected in a later
-        epoch is never delivered."""
+        """Commits ever promoted or held whose latest verdict still keeps them, in the
+        order they were first kept (the head's code is what ships); a commit rejected in
+        a later epoch is never delivered."""
         latest = self.latest_verdicts()
         seen: list[str] = []
         for c in sorted(self.candidates, key=lambda c: c.seq):
             if (
-                c.verdict == "promoted"
+                c.verdict in ("promoted", "held")
                 and c.commit not in seen
                 and latest[c.commit].verdict in ("promoted", "held")
             ):
@@ -168,15 +151,24 @@ class Campaign:
         return sorted(self.epochs, key=lambda e: int(e["epoch"]))
 
 
-def setup_tolerance(store: Store, tip: str | None) -> float | None:
-    """The correctness tolerance ledger.toml held when the contract was committed."""
+def setup_tables(store: Store, tip: str | None) -> tuple[float | None, CampaignTable | None]:
+    """The correctness tolerance ledger.toml held when the contract was committed, and
+    the [campaign] table it held when the campaign was first armed."""
     from ledger.core.context import load_config
 
+    first_arm: str | None = None
     for info in store.walk(tip):
-        if info.trailer(TRAILER_TRANSITION) == "contract":
+        kind = info.trailer(TRAILER_TRANSITION)
+        if kind == "arm":
+            first_arm = info.id  # newest first: the last one seen is the first arm
+        if kind == "contract":
             loaded = load_config(store, store.snapshot(info.id))
-            return table(loaded[0]).correctness_tolerance if loaded else None
-    return None
+            armed = load_config(store, store.snapshot(first_arm)) if first_arm else None
+            return (
+                table(loaded[0]).correctness_tolerance if loaded else None,
+                table(armed[0]) if armed else None,
+            )
+    return None, None
 
 
 def _problem(exc: Exception) -> str:
@@ -203,7 +195,8 @@ def load(config: LedgerConfig, snap: Snapshot, store: Store | None = None) -> Ca
     if contract is not None:
         camp.contract = contract.decode("utf-8", errors="replace")
         if store is not None:
-            camp.setup_tolerance = setup_tolerance(store, snap.commit_id or store.resolve(None))
+            tip = snap.commit_id or store.resolve(None)
+            camp.setup_tolerance, camp.armed_table = setup_tables(store, tip)
     for path, blob in sorted(snap.files(f"{base}/candidates").items()):
         try:
             entry = parse_entry(CandidateEntry, snap.read_blob(blob), path)
@@ -220,6 +213,8 @@ def load(config: LedgerConfig, snap: Snapshot, store: Store | None = None) -> Ca
                 reason=entry.reason,
                 measurements=dict(entry.measurements),
                 notes=entry.notes,
+                repeats={k: list(v) for k, v in entry.repeats.items()},
+                comparison=dict(entry.comparison) if entry.comparison else None,
             )
         )
     camp.candidates.sort(key=lambda c: (c.seq, c.path))
@@ -256,17 +251,20 @@ def candidate_path(config: LedgerConfig, commit: str, epoch: int) -> str:
 
 
 def candidate_bytes(c: Candidate) -> bytes:
-    return dump_json(
-        {
-            "commit": c.commit,
-            "seq": c.seq,
-            "epoch": c.epoch,
-            "verdict": c.verdict,
-            "reason": c.reason,
-            "measurements": c.measurements,
-            "notes": c.notes,
-        }
-    ).encode()
+    data: dict[str, Any] = {
+        "commit": c.commit,
+        "seq": c.seq,
+        "epoch": c.epoch,
+        "verdict": c.verdict,
+        "reason": c.reason,
+        "measurements": c.measurements,
+        "notes": c.notes,
+    }
+    if c.repeats:
+        data["repeats"] = c.repeats
+    if c.comparison is not None:
+        data["comparison"] = c.comparison
+    return dump_json(data).encode()
 
 
 def _header(name: str, units: dict[str, str]) -> str:
@@ -387,40 +385,6 @@ def owner_id(config: LedgerConfig, store: Store) -> str:
     return f"{sig.name} <{sig.email}>"
 
 
-def parse_measures(
-    config: LedgerConfig, measures: tuple[str, ...], aliases: dict[str, str | None]
-) -> dict[str, float | str]:
-    """Every configured measurement from ``--measure NAME=VALUE`` (and the four alias
-    flags); an unknown name, a repeated one or a missing one is bad input."""
-    names = table(config).measurements
-    given: dict[str, str] = {}
-    for item in measures:
-        raw_name, sep, value = item.partition("=")
-        name = raw_name.strip()
-        if not sep or not name:
-            raise BadInput(f"--measure {item!r} is not NAME=VALUE", "e.g. --measure speed=101.5")
-        if name not in names:
-            raise BadInput(
-                f"--measure {name}: not a measurement of this campaign",
-                f"[campaign] measurements are {', '.join(names)}",
-            )
-        if name in given:
-            raise BadInput(f"--measure {name} is given twice")
-        given[name] = value
-    for alias, alias_value in aliases.items():
-        if alias_value is None:
-            continue
-        if alias not in names:
-            raise BadInput(
-                f"--{alias.replace('_', '-')}: not a measurement of this campaign",
-                f"[campaign] measurements are {', '.join(names)}; use --measure NAME=VALUE",
-            )
-        if alias in given:
-            raise BadInput(f"{alias} is given twice (--measure and --{alias.replace('_', '-')})")
-        given[alias] = alias_value
-    return {name: parse_measurement(name, given.get(name)) for name in names}
-
-
 def out_of_scope(config: LedgerConfig, paths: list[str]) -> list[str]:
     """Paths outside ``[campaign] scope`` (none when no scope is configured)."""
     from fnmatch import fnmatchcase
@@ -451,6 +415,8 @@ def report_text(camp: Campaign, summary: str) -> str:
             line += f"; reason: {c.reason}"
         if c.notes:
             line += f"; notes: {c.notes}"
+        if c.comparison:
+            line += f"; judged: {describe(c.comparison)}"
         lines.append(line)
     lines += ["", "## Benchmark adjustments", ""]
     lines += [f"- adjustment {e['epoch']}: {e['reason']}" for e in camp.adjustments()] or ["- none"]

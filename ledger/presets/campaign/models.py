@@ -7,6 +7,8 @@ listed problem, never a silently dropped entry.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from ledger.core.model.loops import LoopEntry
@@ -20,6 +22,8 @@ class CandidateEntry(LoopEntry):
     reason: str = ""
     measurements: dict[str, float | str]
     notes: str = ""
+    repeats: dict[str, list[float]] = Field(default_factory=dict)
+    comparison: dict[str, Any] | None = None
 
 
 class AdjustmentEntry(LoopEntry):

@@ -212,9 +212,8 @@ class CampaignPreset(Preset):
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         from ledger.presets.campaign.rules import (
+            awaiting_remeasure,
             equal_gain_rivals,
-            finish_outstanding_at,
-            frozen_settings,
             tolerance_widened,
         )
 
@@ -233,7 +232,7 @@ class CampaignPreset(Preset):
             )
         widened = tolerance_widened(camp)
         if widened is not None:
-            restore = frozen_settings(camp)[0].restore()
+            restore = widened.fix.removesuffix(" (widen-to-pass is not allowed)")
             why = f"[{widened.rule}] {widened.message}: every candidate is refused until then"
             return _action("restore-tolerance", restore, why)
         base = camp.base()
@@ -251,8 +250,18 @@ class CampaignPreset(Preset):
                 f"git ledger candidate record --commit {commit} --verdict base {measures}",
                 why,
             )
+        from ledger.presets.campaign import evidence
+
+        changed = evidence.script_changed(ctx, camp)
+        if changed is not None:
+            return _action(
+                "benchmark-adjust",
+                "git ledger benchmark adjust --reason TEXT",
+                f"[{changed.rule}] {changed.message}",
+            )
         previous = camp.previous_head()
-        if previous is not None and not any(c.commit == previous.commit for c in camp.current()):
+        if previous is not None and awaiting_remeasure(camp) is not None:
+            # candidate record refuses every comparison on the same rule until then.
             return _action(
                 "re-measure-head",
                 f"git ledger candidate record --commit {previous.commit[:12]} --verdict held "
@@ -279,7 +288,7 @@ class CampaignPreset(Preset):
                 done=True,
             )
         if not owner.get("armed"):
-            outstanding = finish_outstanding_at(ctx.store.snapshot(state.commit_id), camp)
+            outstanding = evidence.outstanding(ctx, camp)
             if outstanding:
                 # deliver refuses on the same rule: a finished campaign whose report or
                 # records were reverted since goes back to work, under its owner.
@@ -294,10 +303,15 @@ class CampaignPreset(Preset):
                 f"git ledger deliver --branch {DELIVERY_BRANCH}",
                 "finish passed and the campaign is disarmed: deliver the promoted commits",
             )
+        unrecorded = evidence.unrecorded_commits(ctx, camp)
+        if unrecorded:
+            # finish refuses on the same rule: every code commit is a measured candidate.
+            sha = str(unrecorded[0].evidence["commit"])
+            record = f"git ledger candidate record --commit {sha[:12]}"
         closed = campaign.report_is_closed(camp.report)
-        if closed and not campaign.unnamed_adjustments(camp):
+        if closed and not unrecorded and not campaign.unnamed_adjustments(camp):
             return _action("finish", "git ledger finish", "the report is closed: check the loop")
-        if closed:
+        if closed and not unrecorded:
             return _action(
                 "close",
                 "git ledger close --summary TEXT",
@@ -349,7 +363,13 @@ class CampaignPreset(Preset):
         camp = campaign.load(ctx.config, ctx.store.snapshot())
         return {
             "candidates": [
-                {**c.summary(camp.epoch), "measurements": c.measurements} for c in camp.candidates
+                {
+                    **c.summary(camp.epoch),
+                    "measurements": c.measurements,
+                    "repeats": c.repeats,
+                    "comparison": c.comparison,
+                }
+                for c in camp.candidates
             ],
             "adjustments": camp.adjustments(),
             "units": dict(campaign.table(ctx.config).units),

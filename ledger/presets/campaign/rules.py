@@ -14,10 +14,42 @@ if TYPE_CHECKING:
     from ledger.core.store import Snapshot
 
 
+def is_remeasure(camp: Campaign, new: Candidate) -> bool:
+    """``new`` re-measures the head of an earlier benchmark epoch (after ``benchmark
+    adjust``): the same code measured again, not a comparison."""
+    previous = camp.previous_head()
+    return (
+        new.verdict == "held"
+        and previous is not None
+        and new.commit == previous.commit
+        and not any(c.commit == previous.commit for c in camp.current())
+    )
+
+
+def awaiting_remeasure(camp: Campaign) -> Finding | None:
+    """After ``benchmark adjust`` no candidate is compared until the base and the head
+    are both measured in the new epoch: the rule ``candidate record`` refuses with and
+    ``next`` proposes the re-measurement on."""
+    previous = camp.previous_head()
+    if camp.base() is None or previous is None:
+        return None
+    if any(c.commit == previous.commit for c in camp.current()):
+        return None
+    return Finding(
+        "stale-head",
+        f"the head {previous.commit[:10]} was measured before benchmark adjustment "
+        f"{camp.epoch}: no candidate is compared with numbers of another epoch",
+        f"git ledger candidate record --commit {previous.commit[:12]} --verdict held "
+        f"--reason 're-measured after benchmark adjustment {camp.epoch}' --measure ...",
+    )
+
+
 def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
-    """Why ``new`` may not be promoted: it must improve or hold the target against the
-    promoted head beyond the noise floor, stay within the correctness tolerance fixed
-    at setup, and say why it won when another candidate's gain was equal."""
+    """Why ``new`` may not be promoted (or held): its target must improve beyond noise
+    against the promoted head (held: stay within noise of it), stay within the
+    correctness tolerance fixed at setup, and say why it won when another candidate's
+    gain was equal. The comparison is :func:`ledger.presets.campaign.judge.judge`."""
+    from ledger.presets.campaign.judge import IMPROVED, NOISE, judge
     from ledger.presets.campaign.loop import table
 
     cfg = table(camp.config)
@@ -32,26 +64,55 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
                 "git ledger candidate record --verdict base ...",
             )
         ]
-    value, ref = new.number(target), head.number(target)
-    if value is None or ref is None:
+    if new.verdict != "base" and not is_remeasure(camp, new):
+        stale = awaiting_remeasure(camp)
+        if stale is not None:
+            return [stale]
+    verdict = judge(camp, new, head)
+    value = new.number(target)
+    if verdict is None or value is None:
         found.append(
             Finding(
                 "promotion-evidence",
                 f"'{target}' is N/A for {new.commit[:10]} or the head",
-                "measure the target metric, or record the candidate as held",
+                "measure the target metric, or record the candidate as rejected",
             )
         )
-    else:
-        sign = 1.0 if cfg.directions.get(target, "higher") == "higher" else -1.0
-        if (value - ref) * sign < -cfg.noise_floor:
-            found.append(
-                Finding(
-                    "promotion-evidence",
-                    f"'{target}' {value:g} is worse than the head {head.commit[:10]} ({ref:g}) beyond the "
-                    f"noise floor {cfg.noise_floor:g}",
-                    "record it as rejected with a reason",
-                )
+    elif new.verdict == "promoted" and not (
+        verdict.outcome == IMPROVED
+        # Equal to a kept rival (not the base): the equal-gains rule below decides,
+        # on the notes that say why the less invasive change won.
+        or (verdict.outcome == NOISE and head.verdict != "base" and new.notes.strip())
+    ):
+        fix = (
+            "record it as held (--verdict held --reason ...)"
+            if verdict.outcome == NOISE
+            else "record it as rejected with a reason"
+        )
+        found.append(
+            Finding(
+                "promotion-evidence",
+                f"'{target}' of {new.commit[:10]} against the head {head.commit[:10]}: "
+                f"{verdict.line()}; a promotion needs improved beyond noise",
+                fix,
             )
+        )
+    elif new.verdict == "held" and not is_remeasure(camp, new) and verdict.outcome != NOISE:
+        why = (
+            "there is no noise estimate; give repeats (--measure "
+            f"{target}=a,b,c) or configure [campaign] noise_floor"
+            if verdict.diagnostic
+            else "record it as promoted or rejected with a reason"
+        )
+        found.append(
+            Finding(
+                "held-evidence",
+                f"'{target}' of {new.commit[:10]} is not within noise of the head "
+                f"{head.commit[:10]}: {verdict.line()}",
+                why,
+            )
+        )
+    if new.verdict == "promoted" and value is not None:
         for other in equal_gain_rivals(camp):
             other_value = other.number(target)
             if (
@@ -99,31 +160,55 @@ def equal_gain_rivals(camp: Campaign) -> list[Candidate]:
 
 
 def frozen_settings(camp: Campaign) -> list[FrozenSetting]:
-    """The numbers of ledger.toml the campaign froze: the correctness tolerance, at the
-    contract (``camp`` read with its store: :func:`ledger.presets.campaign.loop.load`)."""
-    if camp.setup_tolerance is None:
-        return []
-    return [
-        FrozenSetting(
-            "campaign.correctness_tolerance",
-            camp.setup_tolerance,
-            "when the contract was committed",
+    """The numbers of ledger.toml the campaign froze: the correctness tolerance at the
+    contract; the noise floor and the directions when it was first armed (``camp`` read
+    with its store: :func:`ledger.presets.campaign.loop.load`)."""
+    found: list[FrozenSetting] = []
+    if camp.setup_tolerance is not None:
+        found.append(
+            FrozenSetting(
+                "campaign.correctness_tolerance",
+                camp.setup_tolerance,
+                "when the contract was committed",
+            )
         )
-    ]
+    armed = camp.armed_table
+    if armed is not None:
+        when = "when the campaign was armed"
+        found.append(FrozenSetting("campaign.noise_floor", armed.noise_floor, when))
+        found += [
+            FrozenSetting(f"campaign.directions.{name}", str(direction), when)
+            for name, direction in sorted(armed.directions.items())
+        ]
+    return found
+
+
+def _current(camp: Campaign, setting: FrozenSetting) -> object:
+    from ledger.presets.campaign.loop import table
+
+    cfg = table(camp.config)
+    if setting.key.startswith("campaign.directions."):
+        return cfg.directions.get(setting.name)
+    return getattr(cfg, setting.name, None)
 
 
 def tolerance_widened(camp: Campaign) -> Finding | None:
-    """The tolerance in ledger.toml must equal the one it held when the contract was committed."""
-    from ledger.presets.campaign.loop import table
-
-    current = table(camp.config).correctness_tolerance
+    """Every frozen setting in ledger.toml must hold the value it was frozen at (the
+    tolerance at the contract, the noise floor and directions at arming)."""
     for setting in frozen_settings(camp):
+        current = _current(camp, setting)
         if setting.broken_by(current):
+            if setting.key == "campaign.correctness_tolerance":
+                return Finding(
+                    "tolerance-frozen",
+                    f"[campaign] correctness_tolerance is {current:g} but it was "
+                    f"{setting.value:g} when the contract was committed",
+                    f"{setting.restore()} (widen-to-pass is not allowed)",
+                )
             return Finding(
-                "tolerance-frozen",
-                f"[campaign] correctness_tolerance is {current:g} but it was {setting.value:g} "
-                "when the contract was committed",
-                f"{setting.restore()} (widen-to-pass is not allowed)",
+                "config-frozen",
+                f"{setting.breach(current)}: the campaign judges with it until it ends",
+                setting.restore(),
             )
     return None
 

@@ -17,8 +17,9 @@ from ledger.core.model.documents import dump_json
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign import rules
-from ledger.presets.campaign.commands.common import open_campaign, say
+from ledger.presets.campaign.commands.common import open_campaign, require_owner, say
 from ledger.presets.campaign.loop import Campaign
+from ledger.presets.campaign.measures import describe
 
 
 def close(cwd: Path, summary: str, as_json: bool) -> int:
@@ -29,6 +30,7 @@ def close(cwd: Path, summary: str, as_json: bool) -> int:
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
+        require_owner(ctx, camp.owner)
         if camp.base() is None:
             raise Refused(
                 "no base is recorded in this benchmark epoch",
@@ -51,7 +53,10 @@ def close(cwd: Path, summary: str, as_json: bool) -> int:
 
 
 def outstanding_items(ctx: Context, camp: Campaign) -> list[rules.Finding]:
-    return rules.finish_outstanding_at(ctx.store.snapshot(), camp)
+    """What ``finish`` and ``deliver`` refuse with, and ``next`` asks before either."""
+    from ledger.presets.campaign.evidence import outstanding
+
+    return outstanding(ctx, camp)
 
 
 def changed_paths(workdir: Path, sha: str) -> list[str]:
@@ -77,9 +82,18 @@ def out_of_scope(ctx: Context, camp: Campaign) -> list[dict[str, Any]]:
 def finish(cwd: Path, as_json: bool) -> int:
     ctx = open_campaign(cwd)
     camp = campaign.load(ctx.config, ctx.store.snapshot(), ctx.store)
+    require_owner(ctx, camp.owner)
     outstanding = outstanding_items(ctx, camp)
     scope = out_of_scope(ctx, camp)
+    # Verdicts that rest on single values and no noise floor: said, not refused.
+    diagnostic = [
+        f"{c.commit[:10]} {c.verdict}: {describe(c.comparison)}"
+        for c in camp.current()
+        if c.comparison and c.comparison.get("diagnostic") and c.verdict in ("promoted", "held")
+    ]
     if not as_json:
+        for text in diagnostic:
+            output.say(f"diagnostic only: {text}")
         for item in scope:
             output.say(
                 f"out of scope: {str(item['commit'])[:10]} changed {', '.join(item['paths'])} "
@@ -94,6 +108,7 @@ def finish(cwd: Path, as_json: bool) -> int:
                         {"rule": f.rule, "message": f.message, "fix": f.fix} for f in outstanding
                     ],
                     "out_of_scope": scope,
+                    "diagnostic": diagnostic,
                 }
             )
         else:
@@ -115,7 +130,13 @@ def finish(cwd: Path, as_json: bool) -> int:
         disarmed, _ = ctx.store.transact(build)
     say(
         as_json,
-        {"finished": True, "outstanding": [], "disarmed": disarmed, "out_of_scope": scope},
+        {
+            "finished": True,
+            "outstanding": [],
+            "disarmed": disarmed,
+            "out_of_scope": scope,
+            "diagnostic": diagnostic,
+        },
         "finish: every item is resolved" + ("; campaign disarmed" if disarmed else ""),
     )
     return 0

@@ -29,3 +29,19 @@ def is_transition(ctx: Context, sha: str) -> bool:
     for info in ctx.store.walk(sha):
         return bool(info.trailer(TRAILER_TRANSITION))
     return False
+
+
+def require_owner(ctx: Context, owner: dict[str, object] | None) -> None:
+    """Refuse a writing verb by anyone but the owner of an armed campaign (``arm``
+    checks it too, and takes over only with ``--force REASON``)."""
+    from ledger.core.errors import Refused
+    from ledger.presets.campaign.loop import owner_id
+
+    if not owner or not owner.get("armed"):
+        return
+    me = owner_id(ctx.config, ctx.store)
+    if owner.get("owner") != me:
+        raise Refused(
+            f"[owner] the campaign is armed by {owner.get('owner')}, not {me}",
+            "act as its owner, or take it over: git ledger arm --force REASON",
+        )

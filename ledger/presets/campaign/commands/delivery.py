@@ -17,7 +17,7 @@ from ledger.core.repobase import write_atomic
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign.commands.closing import outstanding_items
-from ledger.presets.campaign.commands.common import is_transition, open_campaign, say
+from ledger.presets.campaign.commands.common import is_transition, open_campaign, require_owner, say
 
 
 def benchmark_commits(ctx: Context, base: str) -> list[str]:
@@ -46,6 +46,21 @@ def free_branch(workdir: Path, name: str) -> str:
     return candidate
 
 
+def code_differs(ctx: Context, temp: Path, head: str) -> list[str]:
+    """Paths whose content in the work tree at ``temp`` differs from ``head``'s, outside
+    the ledger, its configuration and the measuring script (delivered as committed)."""
+    script = campaign.table(ctx.config).benchmark_script
+    excluded = [f":(exclude){ctx.dir}", f":(exclude){ctx.config_file}"]
+    if script:
+        excluded.append(f":(exclude){script}")
+    out = gitcli.output(
+        ["diff", "--name-only", "-z", "--no-ext-diff", head, "--", ".", *excluded],
+        temp,
+        clean_env=True,
+    )
+    return [p for p in out.split("\0") if p]
+
+
 def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     """One clean branch from the base commit: the kept promoted commits and the commits
     that changed the benchmark script, in history order, then the closed report and the
@@ -53,12 +68,11 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     ctx = open_campaign(cwd)
     snap = ctx.store.snapshot()
     camp = campaign.load(ctx.config, snap, ctx.store)
+    require_owner(ctx, camp.owner)
     outstanding = outstanding_items(ctx, camp)
     if outstanding:
-        raise Refused(
-            f"finish does not pass ({len(outstanding)} outstanding; first: {outstanding[0].line()})",
-            "git ledger finish",
-        )
+        # finish's own findings, every one named (the first is not always the cause).
+        raise Refused.of(outstanding)
     base = camp.base()
     if base is None:
         raise Refused("no base recorded")
@@ -78,11 +92,11 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     )
     picks = [sha for sha in order.split() if sha in wanted]
     picks += [sha for sha in camp.promoted_commits() if sha not in picks]  # off this branch
-    keep = {
-        f"{ctx.dir}/{campaign.REPORT}": snap.read(f"{ctx.dir}/{campaign.REPORT}"),
-        f"{ctx.dir}/{campaign.JSONL}": snap.read(f"{ctx.dir}/{campaign.JSONL}"),
-        f"{ctx.dir}/{campaign.CSV}": snap.read(f"{ctx.dir}/{campaign.CSV}"),
-    }
+    # The closed report, the records, the mistakes log and every required record.
+    kept = [campaign.REPORT, campaign.JSONL, campaign.CSV, campaign.MISTAKES]
+    kept += campaign.table(ctx.config).required_records
+    keep = {f"{ctx.dir}/{p}": snap.read(f"{ctx.dir}/{p}") for p in dict.fromkeys(kept)}
+    head = camp.head()
     with tempfile.TemporaryDirectory(prefix="ledger-deliver-") as tmp:
         temp = Path(tmp) / "wt"
         gitcli.run(["worktree", "add", "-q", "-b", name, str(temp), base.commit], workdir)
@@ -103,6 +117,16 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
                 temp,
                 clean_env=True,
             )
+            if head is not None:
+                differs = code_differs(ctx, temp, head.commit)
+                if differs:
+                    raise Refused(
+                        f"[delivered-tree] the delivered code differs from the promoted head "
+                        f"{head.commit[:10]} in {', '.join(differs[:5])}: what was measured is "
+                        "not what would ship",
+                        "revert the unrecorded or rejected changes under the head, re-measure "
+                        "it, then deliver",
+                    )
             for rel, data in keep.items():
                 if data is None:
                     continue

@@ -7,6 +7,7 @@ benchmark epoch, promotion bars, the setup tolerance) say no.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ledger.core.errors import BadInput, Refused
@@ -14,7 +15,8 @@ from ledger.core.model.documents import dump_json
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign import rules
-from ledger.presets.campaign.commands.common import is_transition, open_campaign, say
+from ledger.presets.campaign.commands.common import is_transition, open_campaign, require_owner, say
+from ledger.presets.campaign.judge import judge
 from ledger.presets.campaign.loop import Candidate
 
 
@@ -32,9 +34,9 @@ def candidate_record(
     ctx = open_campaign(cwd)
     if verdict not in campaign.VERDICTS:
         raise BadInput(f"unknown verdict {verdict!r}", f"one of {', '.join(campaign.VERDICTS)}")
-    if verdict in ("rejected", "promoted") and not (reason or "").strip():
+    if verdict in ("rejected", "promoted", "held") and not (reason or "").strip():
         raise BadInput(f"a {verdict} candidate needs --reason", f"say why it was {verdict}")
-    values = campaign.parse_measures(ctx.config, measures, aliases)
+    values, repeats = campaign.parse_repeats(ctx.config, measures, aliases)
     sha = ctx.store.resolve(commit)
     if sha is None:
         raise BadInput(f"unknown commit {commit!r}", "give the candidate's commit (sha or ref)")
@@ -46,11 +48,17 @@ def candidate_record(
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap, ctx.store)
+        require_owner(ctx, camp.owner)
         if camp.contract is None:
             raise Refused("no contract is committed yet", "git ledger contract")
         widened = rules.tolerance_widened(camp)
         if widened is not None:
             raise Refused.of([widened])
+        from ledger.presets.campaign.evidence import script_changed
+
+        changed = script_changed(ctx, camp)
+        if changed is not None:
+            raise Refused.of([changed])
         existing_base = camp.base()
         if verdict == "base" and existing_base is not None:
             raise BadInput(
@@ -75,11 +83,18 @@ def candidate_record(
             reason=(reason or "").strip(),
             measurements=values,
             notes=(notes or "").strip(),
+            repeats=repeats,
         )
-        if verdict == "promoted":
+        if verdict in ("promoted", "held"):
             problems = rules.promotion_problems(camp, new)
             if problems:
                 raise Refused.of(problems)
+        if verdict != "base":
+            # The comparison as recorded: the report states n, σ, Δ and the threshold.
+            judged = judge(camp, new)
+            if judged is not None:
+                new = replace(new, comparison=judged.as_dict())
+                judgements.append(judged.line())
         camp.candidates.append(new)
         writes: dict[str, bytes | None] = {path: campaign.candidate_bytes(new)}
         writes.update(campaign.view_writes(camp))
@@ -91,11 +106,18 @@ def candidate_record(
             writes=writes,
         )
 
+    judgements: list[str] = []
     commit_id, _ = ctx.store.transact(build)
+    line = f"recorded candidate {sha[:10]} as {verdict} ({commit_id[:10]})"
     say(
         as_json,
-        {"commit": commit_id, "candidate": sha, "verdict": verdict},
-        f"recorded candidate {sha[:10]} as {verdict} ({commit_id[:10]})",
+        {
+            "commit": commit_id,
+            "candidate": sha,
+            "verdict": verdict,
+            "comparison": judgements[-1] if judgements else None,
+        },
+        line + (f"\n{judgements[-1]}" if judgements else ""),
     )
     return 0
 
@@ -107,6 +129,7 @@ def benchmark_adjust(cwd: Path, reason: str, as_json: bool) -> int:
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
+        require_owner(ctx, camp.owner)
         epoch = camp.epoch + 1
         camp.epochs.append({"epoch": epoch, "reason": reason.strip()})
         writes: dict[str, bytes | None] = {
@@ -145,6 +168,7 @@ def mistake_add(cwd: Path, text: str, caught_by: str, should_have: str, as_json:
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
+        require_owner(ctx, camp.owner)
         seq = len(camp.mistakes) + 1
         entry = {
             "seq": seq,

@@ -1,0 +1,184 @@
+"""What only history can say about a campaign: the rules ``finish``, ``deliver``,
+``candidate record`` and ``next`` read from the commits, not from the entries.
+
+- ``history``: ``verify`` is clean. A rejected candidate flipped to promoted with
+  ``--no-verify`` is a verify finding, and a campaign with one is never finished.
+- ``unrecorded-commit``: every code commit after the base is a recorded candidate
+  (any verdict), or a revert of one; a change that was never measured is never
+  delivered silently, nor left out silently.
+- ``benchmark-changed``: the measuring script is the one of the current benchmark
+  epoch (the tree that recorded its base, or the adjustment that opened it); a
+  change without ``benchmark adjust`` makes every later number incomparable.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ledger.core import gitcli
+from ledger.core.context import Context
+from ledger.core.findings import Finding
+from ledger.core.store import TRAILER_TRANSITION
+from ledger.presets.campaign import loop as campaign
+from ledger.presets.campaign.loop import Campaign
+
+REVERTS = re.compile(r"This reverts commit ([0-9a-f]{40})")
+
+
+def history_findings(ctx: Context) -> list[Finding]:
+    """verify's findings, each as this loop's refusal names it."""
+    from ledger.core.verify import verify
+
+    report = verify(ctx.store, ctx.config, ctx.config_file)
+    return [
+        Finding("history", f"history does not verify: {f.line()}", f.fix or "git ledger verify")
+        for f in report.findings
+    ]
+
+
+def _log(ctx: Context, args: list[str]) -> str:
+    return gitcli.output(["log", *args], ctx.store.require_workdir())
+
+
+def epoch_start(ctx: Context, camp: Campaign) -> str | None:
+    """The commit whose tree holds the current epoch's measuring script: the adjustment
+    that opened the epoch, else the transition that recorded epoch 0's base."""
+    if camp.epoch > 0:
+        path = f"{ctx.dir}/benchmark/adjust-{camp.epoch:03d}.json"
+    else:
+        base = camp.base()
+        if base is None:
+            return None
+        path = base.path
+    out = _log(ctx, ["-1", "--format=%H", "--diff-filter=A", "--", path]).strip()
+    return out or None
+
+
+def script_changed(ctx: Context, camp: Campaign) -> Finding | None:
+    """The measuring script changed after the current epoch began (no ``benchmark adjust``)."""
+    script = campaign.table(ctx.config).benchmark_script
+    if not script:
+        return None
+    start = epoch_start(ctx, camp)
+    if start is None:
+        return None
+    head = ctx.store.snapshot()
+    then = ctx.store.snapshot(start)
+    if head.blob_id(script) == then.blob_id(script):
+        return None
+    last = _log(ctx, ["-1", "--format=%H", "--", script]).strip()
+    since = f"benchmark adjustment {camp.epoch}" if camp.epoch else "the base was measured"
+    return Finding(
+        "benchmark-changed",
+        f"the measuring script {script} changed ({last[:10] or 'work tree'}) since {since}: "
+        "numbers measured with it are not comparable with the epoch's",
+        "git ledger benchmark adjust --reason TEXT, then re-measure the base and the head",
+    )
+
+
+def code_paths(ctx: Context, paths: list[str]) -> list[str]:
+    """The paths of a commit that are code: not the ledger, its configuration or the
+    measuring script; with ``[campaign] scope``, only paths inside it."""
+    cfg = campaign.table(ctx.config)
+    code = [
+        p
+        for p in paths
+        if not p.startswith(ctx.dir + "/") and p not in (ctx.config_file, cfg.benchmark_script)
+    ]
+    outside = set(campaign.out_of_scope(ctx.config, code))
+    return [p for p in code if p not in outside]
+
+
+def code_commits(ctx: Context, span: str) -> list[tuple[str, str]]:
+    """(id, message) of the commits in ``span`` that change code, oldest last; ledger
+    transitions are never code."""
+    # One log: id, the transition trailer, the message; then the changed paths (-z keeps
+    # any file name whole).
+    out = _log(
+        ctx,
+        [
+            "--no-merges",
+            "-z",
+            "--name-only",
+            f"--format=%x01%H%x02%(trailers:key={TRAILER_TRANSITION},valueonly)%x02%B%x02",
+            span,
+        ],
+    )
+    found: list[tuple[str, str]] = []
+    for record in out.split("\x01")[1:]:
+        sha, trailer, body, rest = [*record.split("\x02", 3), "", "", ""][:4]
+        if trailer.strip():
+            continue
+        paths = [p.strip("\n") for p in rest.split("\0") if p.strip("\n")]
+        if code_paths(ctx, paths):
+            found.append((sha, body))
+    return found
+
+
+def unrecorded_commits(ctx: Context, camp: Campaign) -> list[Finding]:
+    """Code commits after the first base that no candidate records (reverts of recorded
+    candidates excepted)."""
+    first = next((c for c in camp.candidates if c.verdict == "base"), None)
+    if first is None:
+        return []
+    recorded = {c.commit for c in camp.candidates}
+    found: list[Finding] = []
+    for sha, body in code_commits(ctx, f"{first.commit}..HEAD"):
+        reverted = REVERTS.search(body)
+        if sha in recorded or (reverted and reverted.group(1) in recorded):
+            continue
+        found.append(
+            Finding(
+                "unrecorded-commit",
+                f"code commit {sha[:10]} is not a recorded candidate",
+                f"git ledger candidate record --commit {sha[:12]} --verdict rejected "
+                "--reason TEXT ... (or revert it)",
+                {"commit": sha},
+            )
+        )
+    return found
+
+
+def head_not_delivered(ctx: Context, camp: Campaign) -> Finding | None:
+    """The promoted head was measured with a change deliver would not ship: a commit
+    under it (after the base) that is neither kept (promoted or held) nor undone by a
+    revert under it. ``deliver`` compares the trees as well, after it builds them."""
+    base, head = camp.base(), camp.head()
+    if base is None or head is None or head.commit == base.commit:
+        return None
+    if not ctx.store.is_ancestor(base.commit, head.commit):
+        return None
+    kept = set(camp.promoted_commits())
+    commits = code_commits(ctx, f"{base.commit}..{head.commit}")
+    undone = {m.group(1) for _, body in commits if (m := REVERTS.search(body))}
+    extra = [
+        sha
+        for sha, body in commits
+        if sha not in kept and sha not in undone and not REVERTS.search(body)
+    ]
+    if not extra:
+        return None
+    return Finding(
+        "delivered-tree",
+        f"the head {head.commit[:10]} was measured with {', '.join(s[:10] for s in extra[:3])}, "
+        "which deliver does not ship (neither promoted nor held): what was measured is not "
+        "what would ship",
+        f"git revert {extra[0][:10]}, commit the head's change again on top, measure and record it",
+    )
+
+
+def outstanding(ctx: Context, camp: Campaign) -> list[Finding]:
+    """Everything that keeps the campaign from being finished or delivered: the entries'
+    rules (:func:`ledger.presets.campaign.rules.finish_outstanding_at`) and history's."""
+    from ledger.presets.campaign.rules import finish_outstanding_at
+
+    found = finish_outstanding_at(ctx.store.snapshot(), camp)
+    changed = script_changed(ctx, camp)
+    if changed is not None:
+        found.append(changed)
+    found += unrecorded_commits(ctx, camp)
+    tree = head_not_delivered(ctx, camp)
+    if tree is not None:
+        found.append(tree)
+    found += history_findings(ctx)
+    return found

@@ -1,0 +1,203 @@
+"""Issue 27, campaign: ``finish``, ``deliver`` and ``next`` hold against a wrong move.
+
+Each test drives the loop through ``git ledger`` (git's dispatch) with hooks
+installed, makes one wrong move (a hand edit with ``--no-verify``, an unrecorded
+code commit, a changed benchmark script, a promoted head built on a rejected
+change) and checks that finish, deliver and next refuse, naming the rule.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo, Run, git
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "templates/ledger-campaign.toml"
+MEASURE = (
+    "--measure",
+    "accel_mem_gb=N/A: no accelerator",
+    "--measure",
+    "peak_cpu_gb=1.5",
+    "--measure",
+    "correctness=0",
+)
+
+
+def gl(repo: Repo, *args: str) -> Run:
+    proc = subprocess.run(
+        ["git", "ledger", *args], cwd=repo.path, capture_output=True, text=True, check=False
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+def ok(repo: Repo, *args: str) -> Run:
+    done = gl(repo, *args)
+    assert done.code == 0, f"git ledger {' '.join(args)} -> {done.code}\n{done.err}{done.out}"
+    return done
+
+
+def commit(repo: Repo, message: str, *extra: str) -> str:
+    git(repo.path, "add", "-A")
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", message, *extra],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return repo.head()
+
+
+def record(repo: Repo, sha: str, verdict: str, speed: str, *extra: str) -> Run:
+    return gl(
+        repo, "candidate", "record", "--commit", sha, "--verdict", verdict,
+        "--measure", f"speed={speed}", *MEASURE, *extra,
+    )  # fmt: skip
+
+
+def code(repo: Repo, name: str) -> str:
+    repo.write(f"src/{name}.py", f"{name} = 1\n")
+    return commit(repo, f"perf(src): {name}")
+
+
+@pytest.fixture
+def camp(bare_repo: Repo) -> Repo:
+    repo = bare_repo
+    (repo.path / "ledger.toml").write_text(
+        TEMPLATE.read_text().replace("${dir}", "training_log")
+        + 'scope = ["src/**"]\nbenchmark_script = "bench.py"\n'
+        + 'required_records = ["NOTES.md"]\n'
+    )
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    repo.write("src/app.py", "speed = 1\n")
+    repo.write("bench.py", "print(1)\n")
+    commit(repo, "feat(src): the base")
+    repo.write("training_log/contract.md", "# Contract\n\nSpeed of src/ on bench.py.\n")
+    ok(repo, "contract")
+    return repo
+
+
+def _finished(repo: Repo) -> dict[str, str]:
+    """An honest loop up to a closed report: base, a promotion, a mistake, the notes."""
+    base = git(repo.path, "log", "-1", "--format=%H", "--grep=the base").strip()
+    assert record(repo, base, "base", "100").code == 0
+    ok(repo, "arm")
+    fast = code(repo, "fast")
+    assert record(repo, fast, "promoted", "130", "--reason", "fused loop").code == 0
+    ok(repo, "mistake", "add", "timed the warm-up", "--caught-by", "review",
+       "--should-have-caught", "the contract")  # fmt: skip
+    repo.write("training_log/NOTES.md", "# Notes\n\nWhat we learned.\n")
+    commit(repo, "docs(campaign): notes")
+    ok(repo, "close", "--summary", "fast promoted")
+    return {"base": base, "fast": fast}
+
+
+def _rules(done: Run) -> list[str]:
+    return [str(i["rule"]) for i in done.json()["outstanding"]]
+
+
+def test_an_honest_campaign_delivers_the_mistakes_log_and_required_records(camp: Repo) -> None:
+    _finished(camp)
+    ok(camp, "finish")
+    ok(camp, "deliver", "--branch", "campaign/out")
+    files = git(camp.path, "ls-tree", "-r", "--name-only", "campaign/out").split()
+    assert "training_log/mistakes.md" in files, files
+    assert "training_log/NOTES.md" in files, files
+    assert "src/fast.py" in files
+    mistakes = git(camp.path, "show", "campaign/out:training_log/mistakes.md")
+    assert "timed the warm-up" in mistakes
+
+
+def test_a_rejection_flipped_to_promoted_by_hand_is_never_finished(camp: Repo) -> None:
+    seen = _finished(camp)
+    slow = code(camp, "slow")
+    assert record(camp, slow, "rejected", "80", "--reason", "slower").code == 0
+    path = next((camp.path / "training_log/candidates").glob(f"{slow[:12]}-*.json"))
+    entry = json.loads(path.read_text())
+    entry["verdict"] = "promoted"
+    path.write_text(json.dumps(entry, indent=2, sort_keys=True) + "\n")
+    commit(camp, "docs(campaign): fix a verdict", "--no-verify")
+    done = gl(camp, "finish", "--json")
+    assert done.code == 1
+    assert "history" in _rules(done), done.out
+    deliver = gl(camp, "deliver", "--branch", "campaign/out")
+    assert deliver.code == 1 and "[history]" in deliver.err, deliver.err
+    nxt = ok(camp, "next", "--json").json()
+    assert nxt["action"] != "deliver" and "verify" in nxt["reason"], nxt
+    assert seen["fast"]
+
+
+def test_an_unrecorded_code_commit_keeps_finish_open_and_next_records_it(camp: Repo) -> None:
+    _finished(camp)
+    sneaky = code(camp, "sneaky")
+    done = gl(camp, "finish", "--json")
+    assert done.code == 1 and _rules(done) == ["unrecorded-commit"], done.out
+    assert sneaky[:10] in done.json()["outstanding"][0]["message"]
+    nxt = ok(camp, "next", "--json").json()
+    assert nxt["action"] == "candidate" and f"--commit {sneaky[:12]}" in nxt["command"], nxt
+    assert record(camp, sneaky, "rejected", "90", "--reason", "no gain").code == 0
+    ok(camp, "close", "--summary", "fast promoted")
+    ok(camp, "finish")
+
+
+def test_a_revert_of_a_rejected_candidate_needs_no_record(camp: Repo) -> None:
+    _finished(camp)
+    bad = code(camp, "bad")
+    assert record(camp, bad, "rejected", "90", "--reason", "slower").code == 0
+    git(camp.path, "revert", "--no-edit", bad)
+    ok(camp, "close", "--summary", "fast promoted")
+    ok(camp, "finish")
+
+
+def test_a_benchmark_change_without_adjust_is_refused_everywhere(camp: Repo) -> None:
+    _finished(camp)
+    camp.write("bench.py", "print(2)  # a kinder timer\n")
+    commit(camp, "perf(bench): kinder timer")
+    done = gl(camp, "finish", "--json")
+    assert done.code == 1 and "benchmark-changed" in _rules(done), done.out
+    nxt = ok(camp, "next", "--json").json()
+    assert nxt["action"] == "benchmark-adjust" and "[benchmark-changed]" in nxt["reason"], nxt
+    faster = code(camp, "faster")
+    refused = record(camp, faster, "promoted", "150", "--reason", "x")
+    assert refused.code == 1 and "[benchmark-changed]" in refused.err, refused.err
+    ok(camp, "benchmark", "adjust", "--reason", "kinder timer")
+    assert ok(camp, "next", "--json").json()["action"] == "record-base"
+
+
+def test_a_head_built_on_a_rejected_change_is_not_delivered(camp: Repo) -> None:
+    seen = _finished(camp)
+    bad = code(camp, "bad")
+    assert record(camp, bad, "rejected", "90", "--reason", "slower").code == 0
+    # Built on top of the rejected change, which was never reverted: what is measured
+    # (fast + bad + faster) is not what the delivery would hold (fast + faster).
+    faster = code(camp, "faster")
+    assert record(camp, faster, "promoted", "160", "--reason", "tiling").code == 0
+    ok(camp, "close", "--summary", "faster promoted")
+    done = gl(camp, "finish", "--json")
+    assert done.code == 1 and _rules(done) == ["delivered-tree"], done.out
+    assert bad[:10] in done.json()["outstanding"][0]["message"]
+    deliver = gl(camp, "deliver", "--branch", "campaign/out")
+    assert deliver.code == 1 and "[delivered-tree]" in deliver.err, deliver.err
+    assert git(camp.path, "branch", "--list", "campaign/out").strip() == ""
+    assert seen["fast"]
+
+
+def test_deliver_compares_the_delivered_tree_with_the_head(camp: Repo) -> None:
+    """A promoted commit reverted under a later head: the rule reads commits, deliver
+    compares the trees it built and refuses before the branch exists."""
+    seen = _finished(camp)
+    git(camp.path, "revert", "--no-edit", seen["fast"])
+    faster = code(camp, "faster")
+    assert record(camp, faster, "promoted", "160", "--reason", "tiling").code == 0
+    ok(camp, "close", "--summary", "faster promoted")
+    ok(camp, "finish")
+    deliver = gl(camp, "deliver", "--branch", "campaign/out")
+    assert deliver.code == 1 and "[delivered-tree]" in deliver.err, deliver.err
+    assert "src/fast.py" in deliver.err
+    assert git(camp.path, "branch", "--list", "campaign/out").strip() == ""

@@ -1,0 +1,81 @@
+"""Issue 27, campaign: the noise floor and the directions are frozen when the campaign
+is armed, as the tolerance is at the contract: ``config set`` refuses them, the hooks
+refuse a hand edit, and after one made with ``--no-verify`` ``next`` restores it and
+every candidate is refused until then. Through ``git ledger``, hooks installed."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+from tests.helpers import Repo, fingerprint, git
+from tests.test_i27_campaign_finish import camp, code, gl, ok, record  # noqa: F401 (fixture)
+
+
+def _armed(repo: Repo) -> None:
+    ok(repo, "config", "set", "campaign.noise_floor", "2.0", "--reason", "before arming: allowed")
+    base = git(repo.path, "log", "-1", "--format=%H", "--grep=the base").strip()
+    assert record(repo, base, "base", "100").code == 0
+    ok(repo, "arm")
+
+
+def test_config_set_refuses_the_noise_floor_and_directions_once_armed(camp: Repo) -> None:  # noqa: F811
+    _armed(camp)
+    before = fingerprint(camp.path)
+    for key, value in (
+        ("campaign.noise_floor", "50.0"),
+        ("campaign.noise_floor", "0"),
+        ("campaign.directions.speed", "lower"),
+    ):
+        done = gl(camp, "config", "set", key, value, "--reason", "make it pass")
+        assert done.code == 1, (key, done.err)
+        assert f"[config-frozen] {key} was frozen" in done.err and "armed" in done.err
+        assert fingerprint(camp.path) == before
+
+
+def test_a_noise_floor_widened_by_hand_is_refused_and_restored(camp: Repo) -> None:  # noqa: F811
+    _armed(camp)
+    toml = camp.path / "ledger.toml"
+    toml.write_text(toml.read_text().replace("noise_floor = 2.0", "noise_floor = 50.0"))
+    git(camp.path, "add", "ledger.toml")
+    hooked = subprocess.run(
+        ["git", "commit", "-q", "-m", "chore: noisier"],
+        cwd=camp.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert hooked.returncode == 1 and "config-frozen" in hooked.stderr, hooked.stderr
+    git(camp.path, "commit", "-q", "--no-verify", "-m", "chore: noisier")
+    slow = code(camp, "slow")
+    refused = record(camp, slow, "held", "60", "--reason", "within the new floor")
+    assert refused.code == 1 and "[config-frozen]" in refused.err, refused.err
+    nxt = ok(camp, "next", "--json").json()
+    assert nxt["action"] in ("restore-tolerance", "verify"), nxt
+    assert "campaign.noise_floor" in nxt["reason"] or "config-frozen" in nxt["reason"], nxt
+    restore = "git ledger config set campaign.noise_floor 2.0 --reason TEXT"
+    words = shlex.split(restore.replace("TEXT", "'back to the armed floor'"))
+    ok(camp, *words[2:])
+
+
+def test_every_writing_verb_checks_the_owner(camp: Repo) -> None:  # noqa: F811
+    base = git(camp.path, "log", "-1", "--format=%H", "--grep=the base").strip()
+    assert record(camp, base, "base", "100").code == 0
+    ok(camp, "arm")  # the git user
+    fast = code(camp, "fast")
+    before = fingerprint(camp.path)
+    env = {**__import__("os").environ, "LEDGER_OWNER": "mallory"}
+    for args in (
+        ["candidate", "record", "--commit", fast, "--verdict", "rejected", "--reason", "r",
+         "--measure", "speed=1", "--measure", "accel_mem_gb=N/A: none",
+         "--measure", "peak_cpu_gb=1", "--measure", "correctness=0"],
+        ["benchmark", "adjust", "--reason", "r"],
+        ["mistake", "add", "x", "--caught-by", "y", "--should-have-caught", "z"],
+        ["close", "--summary", "s"],
+        ["finish"],
+    ):  # fmt: skip
+        done = subprocess.run(
+            ["git", "ledger", *args], cwd=camp.path, capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 1 and "[owner]" in done.stderr, (args, done.stderr)
+        assert fingerprint(camp.path) == before
