@@ -206,7 +206,14 @@ VERSIONS_WORDS = {
 
 def answer_every_section(text: str) -> str:
     for title in re.findall(r"^## (.+)$", text, re.M):
-        text = text.replace(f"## {title}\n", f"## {title}\n\nAnswered by the agent.\n", 1)
+        # A sentence of its own per section (a repeat does not count); the target audit
+        # ends in its decision.
+        answer = (
+            "The window is typical of its regime: keep as target"
+            if title == "Target audit"
+            else f"The agent's answer on {title.lower()}."
+        )
+        text = text.replace(f"## {title}\n", f"## {title}\n\n{answer}\n", 1)
     return text
 
 

@@ -127,7 +127,7 @@ def detour(repo: Repo, nxt: dict[str, object], rng: random.Random, seen: set[str
         seen.add("parked")
         return (
             "git ledger phase declare --reason 'out of ideas' --exhausted sizes "
-            "--resume-criterion 'a new idea'"
+            "--resume-criterion 'a new idea' --force 'a walk detour, conditions unmet'"
         )
     step = str(nxt.get("step") or "")
     if nxt["action"] == "commit-code" and "." not in step and rng.random() < 0.25:
@@ -226,5 +226,19 @@ def test_next_with_a_failed_run_proposes_rerunning_those_seeds(bare_repo: Repo) 
 def test_next_json_schema(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
     data = json.loads(repo.ok("next", "--json").out)
-    assert set(data) == {"action", "command", "reason", "step", "placeholders", "meanings", "edit"}
+    assert set(data) == {
+        "action",
+        "command",
+        "reason",
+        "step",
+        "placeholders",
+        "meanings",
+        "edit",
+        "call",
+    }
     assert all(set(m) == {"name", "meaning"} for m in data["meanings"])
+    # The same step as one MCP tool call, read off the command by the verb's own parser.
+    assert data["command"].startswith("git ledger register ")
+    assert data["call"]["tool"] == "register"
+    assert data["call"]["arguments"]["gate"] == "recent"
+    assert data["call"]["arguments"]["bet"] == "<BET>"
