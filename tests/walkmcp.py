@@ -5,9 +5,10 @@ The world is the one of :mod:`tests.walkworld` (its events run through git and t
 command line, as the people and programs around an agent would); only the loop's own
 steps change hands: ``next`` is the ``next`` tool, and each ``git ledger`` part of the
 command it proposes is turned into a call of the tool that serves that verb, its
-arguments read off the command line by the verb's own click parser. A verb ``next``
-proposes that the server does not serve is a failure like a refusal. Parts that are
-not ``git ledger`` (``git revert``, ``git add``) run in a shell, as an agent runs git.
+arguments read off the command line by the server's own parser (``next``'s ``call``).
+A verb ``next`` proposes that the server does not serve is a failure like a refusal.
+Parts that are not ``git ledger`` (``git revert``, ``git add``) run in a shell, as an
+agent runs git.
 """
 
 from __future__ import annotations
@@ -16,12 +17,9 @@ import json
 import shlex
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, asynccontextmanager
-from pathlib import Path
 from typing import Any
 
-import click
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from click.core import ParameterSource
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -36,7 +34,6 @@ class McpWorld(World):
     """The versions walk, its loop steps taken through the MCP server's tools."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.served = sorted(mcptools.available(cli), key=lambda sc: -len(sc[0].command))
         self.calls = 0
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._session_cm: AbstractContextManager[ClientSession] | None = None
@@ -111,27 +108,12 @@ class McpWorld(World):
         return done
 
     def tool_call(self, words: list[str], text: str) -> Done:
-        """Call the tool that serves ``git ledger WORDS``, its arguments read by click."""
-        found = [sc for sc in self.served if tuple(words[: len(sc[0].command)]) == sc[0].command]
-        if not found:
-            return Done(2, "", f"not served over MCP: {text}")
-        spec, command = found[0]  # the longest verb path first (matrix new before matrix)
-        try:
-            ctx = command.make_context(" ".join(spec.command), words[len(spec.command) :])
-        except click.ClickException as exc:
-            return Done(2, "", f"{text}: {exc.format_message()}")
-        arguments: dict[str, Any] = {}
-        for param in mcptools.tool_params(spec, command):
-            name = param.name or ""
-            if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
-                continue
-            value = ctx.params[name]
-            if isinstance(value, tuple | list):
-                value = [str(v) if isinstance(v, Path) else v for v in value]
-            elif isinstance(value, Path):
-                value = str(value)
-            arguments[mcptools.prop_name(param)] = value
-        return self.call(spec.name, arguments)
+        """Call the tool that serves ``git ledger WORDS``: the call ``next`` itself gives
+        (its ``call``), read off the filled command by the server's own parser."""
+        call = mcptools.call_for(cli, shlex.join(["git", "ledger", *words]))
+        if call is None:
+            return Done(2, "", f"not a call of a served tool: {text}")
+        return self.call(call["tool"], call["arguments"])
 
     def value(self, placeholder: str, nxt: dict[str, Any]) -> str | None:
         if placeholder in ("<RESULTS.json>", "RESULTS.json"):

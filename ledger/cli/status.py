@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import click
+
 from ledger.cli import machine
 from ledger.core import gitcli, output, statuscache
 from ledger.core.configfile import ledger_dir, read_worktree_config
@@ -241,6 +243,12 @@ def run_status(cwd: Path, as_json: bool) -> int:
 def run_next(cwd: Path, as_json: bool) -> int:
     action = status_data(cwd)["next"]
     if as_json:
+        from ledger.mcp.tools import call_for
+
+        # The same step as one MCP tool call (the server runs this very command).
+        root = click.get_current_context().find_root().command
+        if isinstance(root, click.Group):
+            action = {**action, "call": call_for(root, str(action["command"]))}
         output.emit_json(action)
     else:
         output.say(action["command"])

@@ -122,6 +122,12 @@ _NEXT_FIELDS: tuple[tuple[str, Any, str], ...] = (
     ("meanings", "array", "What each word to fill in stands for: {name, meaning}."),
     ("edit", "array", "Files to edit before the command."),
     ("decide", "string", "A person's decision, when the step is one."),
+    (
+        "call",
+        ["object", "null"],
+        "The same step as one tool call: {tool, arguments} (placeholders filled as in "
+        "command); null when the step is git itself or several commands.",
+    ),
 )
 
 NEXT_SCHEMA: dict[str, Any] = {

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from ledger.core.actions import ARGS, Declared, Kind, Output
 from ledger.core.clikit import declared, verbs
@@ -93,6 +95,54 @@ def available(app: click.Group) -> list[tuple[ToolSpec, click.Command]]:
         for path, command, declaration in found
         if declaration is not None and declaration.served
     ]
+
+
+def call_for(app: click.Group, command: str) -> dict[str, Any] | None:
+    """The tool call that takes a step ``next`` proposes: ``{"tool", "arguments"}`` when
+    ``command`` is one served ``git ledger`` verb, its arguments read off the command line
+    by the verb's own click parser (placeholders stay as they are, to fill as in the
+    command); None for anything else: git itself, several commands, a word click would
+    not take as it stands (a placeholder where a number goes)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if words[:2] != ["git", "ledger"] or {"&&", "||", ";", "|"} & set(words):
+        return None
+    served = sorted(available(app), key=lambda found: -len(found[0].command))
+    spec, verb = next(
+        (
+            (spec, verb)
+            for spec, verb in served
+            if tuple(words[2 : 2 + len(spec.command)]) == spec.command
+        ),
+        (None, None),
+    )
+    if spec is None or verb is None:
+        return None
+    try:
+        ctx = verb.make_context(
+            " ".join(spec.command), words[2 + len(spec.command) :], resilient_parsing=True
+        )
+    except click.ClickException:
+        return None
+    arguments: dict[str, Any] = {}
+    for param in tool_params(spec, verb):
+        name = param.name or ""
+        if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
+            continue
+        value = ctx.params[name]
+        if isinstance(value, tuple | list):
+            value = [str(v) if isinstance(v, Path) else v for v in value]
+        elif isinstance(value, Path):
+            value = str(value)
+        elif _is_json_object(param) and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                return None
+        arguments[prop_name(param)] = value
+    return {"tool": spec.name, "arguments": arguments}
 
 
 def tool_params(spec: ToolSpec, command: click.Command) -> list[click.Parameter]:
