@@ -43,8 +43,12 @@ def retire(record: dict[str, object]) -> None:
     path = Path(str(record["file"]))
     kept = {key: record[key] for key in KEPT if key in record}
     if kept.get("step"):
-        with open(path.parent / GONE, "a", encoding="utf-8") as handle:
-            handle.write(json.dumps(kept, sort_keys=True) + "\n")
+        gone = path.parent / GONE
+        try:
+            before = gone.read_text(encoding="utf-8")
+        except OSError:
+            before = ""
+        write_atomic(gone, before + json.dumps(kept, sort_keys=True) + "\n")
     path.unlink(missing_ok=True)
 
 
