@@ -26,6 +26,9 @@ def _reflect(repo: Repo, after: str, binding: str | None) -> None:
         data["binding_constraint"] = binding
     for title in SECTIONS:
         body = body.replace(f"## {title}\n", f"## {title}\n\nWe studied {title.lower()} here.\n")
+    body = body.replace(  # a Goodhart reflection's audit of its target (when it has one)
+        "## Target audit\n", "## Target audit\n\nTypical of its regime: keep as target\n"
+    )
     path.write_text(f"---\n{yaml.safe_dump(data, sort_keys=False)}---\n{body}")
     repo.ok("reflect", after, "--commit")
 

@@ -944,9 +944,12 @@ class CampaignWorld(TokenWorld):
         if name == "speed":
             ref = head if head is not None else 100.0
             delta = self.rng.uniform(0.5, 20.0)
+            if verdict == "held":  # held is within noise of the head (#27): its speed
+                return f"{ref:.6f}"
             return f"{ref + delta if verdict == 'promoted' else ref - delta:.6f}"
         if name == "correctness":
-            return "0.0001" if verdict == "promoted" or self.rng.random() < 0.7 else "0.5"
+            kept = verdict in ("promoted", "held")
+            return "0.0001" if kept or self.rng.random() < 0.7 else "0.5"
         if self.rng.random() < 0.2:
             return "N/A: not measured on this machine"
         return f"{self.rng.uniform(0.5, 4):.3f}"
