@@ -135,9 +135,6 @@ def test_a_reflection_being_written_is_the_loops_draft_not_a_leftover(
     assert _push(repo).returncode == 0  # a push sends commits, not the work tree
 
 
-@pytest.mark.xfail(
-    strict=False, reason="fails after the #26/#30 merges; not yet diagnosed (stop 33)"
-)
 def test_a_tamper_committed_past_the_hooks_is_shown_first(bare_repo: Repo, tmp_path: Path) -> None:
     repo = concluded_v1(bare_repo)
     pushes(repo, tmp_path)

@@ -286,9 +286,6 @@ def test_a_metric_fixed_after_registration_is_not_judged_by_todays_config(
     assert walk_to(repo, "register") == ["register"]
 
 
-@pytest.mark.xfail(
-    strict=False, reason="fails after the #26/#30 merges; not yet diagnosed (stop 33)"
-)
 def test_dry_run_next_and_conclude_read_the_configuration_frozen_at_registration(
     bare_repo: Repo,
 ) -> None:

@@ -171,7 +171,7 @@ def history_notes(state_dir: Path, common: Path, tip: str | None) -> list[Any]:
 def run_status(cwd: Path, as_json: bool) -> int:
     data = status_data(cwd)
     if as_json:
-        output.emit_json(data)
+        output.emit_json({**data, "next": _with_call(data["next"])})
         return 0
     from ledger.core.loops import headline
 
@@ -240,16 +240,20 @@ def run_status(cwd: Path, as_json: bool) -> int:
     return 0
 
 
+def _with_call(action: dict[str, Any]) -> dict[str, Any]:
+    """`next` as JSON, with the same step as one MCP tool call (the server runs that command)."""
+    from ledger.mcp.tools import call_for
+
+    root = click.get_current_context().find_root().command
+    if not isinstance(root, click.Group):
+        return action
+    return {**action, "call": call_for(root, str(action["command"]))}
+
+
 def run_next(cwd: Path, as_json: bool) -> int:
     action = status_data(cwd)["next"]
     if as_json:
-        from ledger.mcp.tools import call_for
-
-        # The same step as one MCP tool call (the server runs this very command).
-        root = click.get_current_context().find_root().command
-        if isinstance(root, click.Group):
-            action = {**action, "call": call_for(root, str(action["command"]))}
-        output.emit_json(action)
+        output.emit_json(_with_call(action))
     else:
         output.say(action["command"])
         output.say(f"# {action['reason']}")
