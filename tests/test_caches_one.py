@@ -227,17 +227,20 @@ def test_the_hooks_settings_cache_ignores_a_torn_or_binary_file(repo: Repo) -> N
 
 
 def test_status_keeps_the_answers_of_its_most_recent_trees(tmp_path: Path) -> None:
-    keys = [statuscache.key("ledger.toml", "text", f"tree-{i}") for i in range(statuscache.KEEP)]
+    keys = [
+        statuscache.key("ledger.toml", "text", f"tree-{i}", "c") for i in range(statuscache.KEEP)
+    ]
     assert len(set(keys)) == statuscache.KEEP >= 8
     for i, key in enumerate(keys):
         statuscache.put(tmp_path, key, {"n": i})
     assert [statuscache.get(tmp_path, key) for key in keys] == [
         {"n": i} for i in range(statuscache.KEEP)
     ]
-    statuscache.put(tmp_path, statuscache.key("ledger.toml", "text", "one more"), {"n": -1})
+    statuscache.put(tmp_path, statuscache.key("ledger.toml", "text", "one more", "c"), {"n": -1})
     assert statuscache.get(tmp_path, keys[0]) is None and statuscache.get(tmp_path, keys[1])
-    assert statuscache.key("ledger.toml", "other text", "tree-0") != keys[0]
-    assert statuscache.key("pyproject.toml", "text", "tree-0") != keys[0]
+    assert statuscache.key("ledger.toml", "other text", "tree-0", "c") != keys[0]
+    assert statuscache.key("pyproject.toml", "text", "tree-0", "c") != keys[0]
+    assert statuscache.key("ledger.toml", "text", "tree-0", "another commit") != keys[0]
 
 
 def _status(repo: Repo, *options: str) -> tuple[dict[str, object], set[str]]:

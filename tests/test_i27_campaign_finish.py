@@ -83,7 +83,7 @@ def camp(bare_repo: Repo) -> Repo:
     return repo
 
 
-def _finished(repo: Repo) -> dict[str, str]:
+def _finished(repo: Repo, close: bool = True) -> dict[str, str]:
     """An honest loop up to a closed report: base, a promotion, a mistake, the notes."""
     base = git(repo.path, "log", "-1", "--format=%H", "--grep=the base").strip()
     assert record(repo, base, "base", "100").code == 0
@@ -94,7 +94,8 @@ def _finished(repo: Repo) -> dict[str, str]:
        "--should-have-caught", "the contract")  # fmt: skip
     repo.write("training_log/NOTES.md", "# Notes\n\nWhat we learned.\n")
     commit(repo, "docs(campaign): notes")
-    ok(repo, "close", "--summary", "fast promoted")
+    if close:
+        ok(repo, "close", "--summary", "fast promoted")
     return {"base": base, "fast": fast}
 
 
@@ -170,22 +171,49 @@ def test_a_benchmark_change_without_adjust_is_refused_everywhere(camp: Repo) -> 
     assert ok(camp, "next", "--json").json()["action"] == "record-base"
 
 
-def test_a_head_built_on_a_rejected_change_is_not_delivered(camp: Repo) -> None:
-    seen = _finished(camp)
+def test_a_head_built_on_a_rejected_change_is_never_kept(camp: Repo) -> None:
+    seen = _finished(camp, close=False)
     bad = code(camp, "bad")
     assert record(camp, bad, "rejected", "90", "--reason", "slower").code == 0
-    # Built on top of the rejected change, which was never reverted: what is measured
-    # (fast + bad + faster) is not what the delivery would hold (fast + faster).
+    # next reverts the rejected change before the next candidate is committed ...
+    nxt = ok(camp, "next", "--json").json()
+    assert nxt["action"] == "revert-rejected" and bad[:10] in nxt["reason"], nxt
+    assert nxt["command"] == f"git revert --no-edit {bad}", nxt
+    # ... and a candidate built on top of it anyway (fast + bad + faster is not what the
+    # delivery would hold: fast + faster) can only be rejected.
     faster = code(camp, "faster")
-    assert record(camp, faster, "promoted", "160", "--reason", "tiling").code == 0
-    ok(camp, "close", "--summary", "faster promoted")
-    done = gl(camp, "finish", "--json")
-    assert done.code == 1 and _rules(done) == ["delivered-tree"], done.out
-    assert bad[:10] in done.json()["outstanding"][0]["message"]
-    deliver = gl(camp, "deliver", "--branch", "campaign/out")
-    assert deliver.code == 1 and "[delivered-tree]" in deliver.err, deliver.err
-    assert git(camp.path, "branch", "--list", "campaign/out").strip() == ""
+    nxt = ok(camp, "next", "--json").json()
+    assert f"--commit {faster[:12]} --verdict rejected " in nxt["command"], nxt
+    assert "only 'rejected'" in nxt["reason"], nxt
+    before = git(camp.path, "rev-parse", "HEAD")
+    for verdict in ("promoted", "held"):
+        refused = record(camp, faster, verdict, "160", "--reason", "tiling")
+        assert refused.code == 1 and "[measured-with]" in refused.err, refused.err
+        assert bad[:10] in refused.err
+    assert git(camp.path, "rev-parse", "HEAD") == before
+    assert record(camp, faster, "rejected", "160", "--reason", "built on bad").code == 0
+    # Reverted, both are left out visibly; a change on top is measured without them.
+    git(camp.path, "revert", "--no-edit", faster, bad)
+    fastest = code(camp, "fastest")
+    assert record(camp, fastest, "promoted", "170", "--reason", "tiling").code == 0
+    ok(camp, "close", "--summary", "fastest promoted")
+    ok(camp, "finish")
+    ok(camp, "deliver", "--branch", "campaign/out")
+    files = git(camp.path, "ls-tree", "-r", "--name-only", "campaign/out").split()
+    assert "src/fastest.py" in files and "src/bad.py" not in files, files
     assert seen["fast"]
+
+
+def test_an_unrecorded_commit_under_a_candidate_is_recorded_first(camp: Repo) -> None:
+    _finished(camp)
+    first = code(camp, "first")  # the loop died before recording it
+    second = code(camp, "second")
+    nxt = ok(camp, "next", "--json").json()
+    assert f"--commit {first[:12]}" in nxt["command"], nxt  # the oldest first
+    refused = record(camp, second, "promoted", "150", "--reason", "x")
+    assert refused.code == 1 and "[measured-with]" in refused.err and first[:10] in refused.err
+    assert record(camp, first, "promoted", "140", "--reason", "unrolled").code == 0
+    assert record(camp, second, "promoted", "150", "--reason", "tiled").code == 0
 
 
 def test_deliver_compares_the_delivered_tree_with_the_head(camp: Repo) -> None:

@@ -111,8 +111,10 @@ def test_a_reverted_topic_blocks_the_batch_and_next_until_it_is_measured_again(
 ) -> None:
     for i in range(1, 8):
         topic(batch, f"t{i}")
+    assert "--topic t8" in next_json(batch)["command"]  # status has seen this ledger tree
     topic(batch, "t8", "0.5")  # a failing topic ...
-    batch.git("revert", "--no-edit", head(batch))  # ... withdrawn by a revert
+    batch.git("revert", "--no-edit", head(batch))  # ... withdrawn by a revert: the same tree
+    assert next_json(batch)["action"] == "remeasure", "status answered from the earlier tree"
     before = fingerprint(batch.path)
     closing = gl(batch, "gate", "batch", "--record")
     assert closing.returncode == 1 and "[topic-withdrawn] topic t8 of batch 0" in closing.stderr

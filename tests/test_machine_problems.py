@@ -11,8 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import Repo
 from tests.test_next_refusals import concluded_v1, follow, pushes, walk_to
 from tests.test_next_walk_states import sh

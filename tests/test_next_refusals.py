@@ -18,8 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.helpers import Repo
 from tests.test_next_walk_states import FILL, register_cache, sh, shop
 

@@ -95,7 +95,7 @@ def status_data(cwd: Path) -> dict[str, Any]:
     directory = ledger_dir(*found) if found is not None else None
     ids = gitcli.head_ids(top, directory) if directory is not None else None
     state_dir = common / "ledger"
-    cache_key = statuscache.key(found[0], found[1], ids[1]) if found and ids else None
+    cache_key = statuscache.key(found[0], found[1], ids[1], ids[0]) if found and ids else None
     data = statuscache.get(state_dir, cache_key) if cache_key else None
     if data is None or ids is None:
         from ledger.core.context import open_context

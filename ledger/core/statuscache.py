@@ -1,18 +1,19 @@
-"""``status`` results cached by what they are a function of: the ledger tree and its config.
+"""``status`` results cached by what they are a function of: the commit, the ledger tree, the config.
 
-The ledger's state is a pure function of the ledger dir's tree and the
-configuration, so the state-derived part of ``status`` is one derived cache
-(:mod:`ledger.core.caches`), ``.git/ledger/cache/status.json``, keyed by the
-program's code, the config file's name and text, and the tree id of the ledger
-dir. It keeps the answers for the :data:`KEEP` most recent keys (worktrees and
-branches ask for a few trees). A warm ``status`` then costs two git calls
-whatever the ledger's size, and imports neither pygit2, pydantic nor scipy. Entries
-that change nothing in the ledger dir (code commits) keep the key; any
-change to an entry or to the config makes a new one. What the loop reads from
-history besides (the configuration frozen at an open version's registration, its
-code commits) is fixed once those entries are committed, so it keeps the key too;
-what can change without them (runs, locks, uncommitted files, other branches) is
-read fresh on every call. Derived data only: delete it any time.
+The state-derived part of ``status`` is one derived cache (:mod:`ledger.core.caches`),
+``.git/ledger/cache/status.json``, keyed by the program's code, the config file's
+name and text, the tree id of the ledger dir and the commit. It keeps the answers
+for the :data:`KEEP` most recent keys (worktrees and branches ask for a few). A warm
+``status`` (or ``next`` after ``status``, as an agent asks) then costs two git calls
+whatever the ledger's size, and imports neither pygit2, pydantic nor scipy.
+
+The commit is in the key because each loop's step reads history besides the ledger
+tree: a ``git revert`` restores an earlier tree but withdraws what it reverted (a
+batch's topic, a version's code that a parent must still hold), and a campaign's
+delivery is judged by the code commits after the head. A code commit therefore costs
+one cold ``status`` (the parsed entries below it are cached by blob on their own). What
+can change without a commit (runs, locks, uncommitted files, other branches) is read
+fresh on every call. Derived data only: delete it any time.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ FILE = "status.json"
 KEEP = 8
 
 
-def key(name: str, text: str, tree: str) -> str:
-    """The answer's key: this code, the config file's name and text, the ledger dir's tree."""
-    return caches.key("status", name, text, tree)
+def key(name: str, text: str, tree: str, commit: str) -> str:
+    """The answer's key: this code, the config file's name and text, the ledger dir's
+    tree and the commit whose history the loop's step reads."""
+    return caches.key("status", name, text, tree, commit)
 
 
 def get(state_dir: Path, cache_key: str) -> dict[str, Any] | None:

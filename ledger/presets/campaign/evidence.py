@@ -4,8 +4,13 @@
 - ``history``: ``verify`` is clean. A rejected candidate flipped to promoted with
   ``--no-verify`` is a verify finding, and a campaign with one is never finished.
 - ``unrecorded-commit``: every code commit after the base is a recorded candidate
-  (any verdict), or a revert of one; a change that was never measured is never
-  delivered silently, nor left out silently.
+  (any verdict), or a revert of one, or reverted itself (a revert commit says it is
+  left out); a change that was never measured is never delivered silently, nor left
+  out silently. ``next`` proposes the oldest first.
+- ``measured-with``: a candidate kept (promoted or held) sits on no unrecorded code
+  commit and no rejected candidate that is not reverted under it: what was measured
+  is what deliver ships. ``next`` proposes reverting a rejected candidate before the
+  next one is committed, and offers only ``rejected`` to a commit on top of one.
 - ``benchmark-changed``: the measuring script is the one of the current benchmark
   epoch (the tree that recorded its base, or the adjustment that opened it); a
   change without ``benchmark adjust`` makes every later number incomparable.
@@ -122,10 +127,12 @@ def unrecorded_commits(ctx: Context, camp: Campaign) -> list[Finding]:
     if first is None:
         return []
     recorded = {c.commit for c in camp.candidates}
+    commits = code_commits(ctx, f"{first.commit}..HEAD")
+    undone = {m.group(1) for _, body in commits if (m := REVERTS.search(body))}
     found: list[Finding] = []
-    for sha, body in code_commits(ctx, f"{first.commit}..HEAD"):
+    for sha, body in commits:
         reverted = REVERTS.search(body)
-        if sha in recorded or (reverted and reverted.group(1) in recorded):
+        if sha in recorded or sha in undone or (reverted and reverted.group(1) in undone):
             continue
         found.append(
             Finding(
@@ -165,6 +172,56 @@ def head_not_delivered(ctx: Context, camp: Campaign) -> Finding | None:
         "what would ship",
         f"git revert {extra[0][:10]}, commit the head's change again on top, measure and record it",
     )
+
+
+def standing_rejected(ctx: Context, camp: Campaign) -> list[str]:
+    """The rejected candidates whose code is still on the branch (after the base, not
+    reverted), oldest first: a candidate committed on top would be measured with them,
+    and a promotion of it could not be delivered (``delivered-tree``)."""
+    base = camp.base()
+    rejected = {c.commit for c in camp.candidates if c.verdict == "rejected"}
+    if base is None or not rejected:
+        return []
+    commits = code_commits(ctx, f"{base.commit}..HEAD")
+    undone = {m.group(1) for _, body in commits if (m := REVERTS.search(body))}
+    return [sha for sha, _ in reversed(commits) if sha in rejected and sha not in undone]
+
+
+def measured_with(ctx: Context, camp: Campaign, sha: str) -> list[Finding]:
+    """What a candidate ``sha`` kept (promoted or held) would carry that deliver does not
+    ship: a code commit under it, after the base, that is not a recorded candidate (it
+    is recorded first, oldest first), or a rejected one not reverted under it."""
+    base = camp.base()
+    if base is None or sha == base.commit or not ctx.store.is_ancestor(base.commit, sha):
+        return []
+    recorded = {c.commit: c.verdict for c in camp.candidates}
+    commits = [c for c in code_commits(ctx, f"{base.commit}..{sha}") if c[0] != sha]
+    undone = {m.group(1) for _, body in commits if (m := REVERTS.search(body))}
+    found: list[Finding] = []
+    for other, body in reversed(commits):
+        if other in undone or REVERTS.search(body):
+            continue
+        if other not in recorded:
+            found.append(
+                Finding(
+                    "measured-with",
+                    f"{sha[:10]} sits on code commit {other[:10]}, which is not a recorded "
+                    "candidate: it would be kept with a change nobody measured",
+                    f"git ledger candidate record --commit {other[:12]} ... (record the "
+                    "oldest first), or revert it and record this candidate again on top",
+                )
+            )
+        elif recorded[other] == "rejected":
+            found.append(
+                Finding(
+                    "measured-with",
+                    f"{sha[:10]} sits on rejected candidate {other[:10]}, which deliver does "
+                    "not ship: what was measured is not what would ship",
+                    f"git revert --no-edit {other[:12]}, then commit this change again on "
+                    "top and measure it",
+                )
+            )
+    return found
 
 
 def outstanding(ctx: Context, camp: Campaign) -> list[Finding]:

@@ -303,14 +303,35 @@ class CampaignPreset(Preset):
                 f"git ledger deliver --branch {DELIVERY_BRANCH}",
                 "finish passed and the campaign is disarmed: deliver the promoted commits",
             )
+        verdicts, why_only = "promoted|rejected|held", ""
         unrecorded = evidence.unrecorded_commits(ctx, camp)
         if unrecorded:
-            # finish refuses on the same rule: every code commit is a measured candidate.
-            sha = str(unrecorded[0].evidence["commit"])
+            # finish refuses on the same rule: every code commit is a measured candidate,
+            # the oldest first (a newer one measured first would be measured with it).
+            sha = str(unrecorded[-1].evidence["commit"])
             record = f"git ledger candidate record --commit {sha[:12]}"
+            # Kept, it would carry what deliver does not ship: it can only be rejected.
+            carried = evidence.measured_with(ctx, camp, sha)
+            if carried:
+                verdicts = "rejected"
+                why_only = f"; only 'rejected' is open to it: {carried[0].message}"
         closed = campaign.report_is_closed(camp.report)
         if closed and not unrecorded and not campaign.unnamed_adjustments(camp):
+            outstanding = evidence.outstanding(ctx, camp)
+            if outstanding:
+                # finish refuses on these rules: say the first, as finish will.
+                first = outstanding[0]
+                return _action("fix-outstanding", first.fix, f"finish refuses: {first.line()}")
             return _action("finish", "git ledger finish", "the report is closed: check the loop")
+        standing = [] if closed or unrecorded else evidence.standing_rejected(ctx, camp)
+        if standing:
+            return _action(
+                "revert-rejected",
+                f"git revert --no-edit {' '.join(reversed(standing))}",
+                f"rejected candidate {', '.join(s[:10] for s in standing)} is still on the "
+                "branch: revert it, or the next candidate is measured with it and a "
+                "promotion cannot be delivered ([delivered-tree])",
+            )
         if closed and not unrecorded:
             return _action(
                 "close",
@@ -339,7 +360,7 @@ class CampaignPreset(Preset):
             f"improve or hold '{cfg.target_metric}' against the head)"
         )
         notes: dict[str, Any] = {}
-        rivals = equal_gain_rivals(camp)
+        rivals = equal_gain_rivals(camp) if "promoted" in verdicts else []
         if rivals:
             # The equal-gains rule needs the notes, and only the measurement says whether
             # it applies: the command carries them whenever a promotion could tie.
@@ -352,8 +373,8 @@ class CampaignPreset(Preset):
             notes = {"placeholders": ["<NOTES>"]}
         return _action(
             "candidate",
-            f"{record} --verdict promoted|rejected|held --reason TEXT {measures}",
-            why,
+            f"{record} --verdict {verdicts} --reason TEXT {measures}",
+            why + why_only,
             bar=bar,
             alternatives=alternatives,
             **notes,

@@ -86,7 +86,9 @@ def candidate_record(
             repeats=repeats,
         )
         if verdict in ("promoted", "held"):
-            problems = rules.promotion_problems(camp, new)
+            from ledger.presets.campaign.evidence import measured_with
+
+            problems = measured_with(ctx, camp, sha) + rules.promotion_problems(camp, new)
             if problems:
                 raise Refused.of(problems)
         if verdict != "base":
