@@ -21,15 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import click
-from click.core import ParameterSource
 
 from ledger.cli.app import cli
 from ledger.mcp import tools as mcptools
 from tests.helpers import Repo
 from tests.test_mcp import Agent, agent
-
-SERVED = sorted(mcptools.available(cli), key=lambda sc: -len(sc[0].command))
 
 
 class Follower:
@@ -73,44 +69,33 @@ class Follower:
         path.write_text(value(path.read_text() if path.exists() else ""))
 
     async def tool(self, words: list[str], text: str, nxt: dict[str, Any]) -> None:
-        found = [sc for sc in SERVED if tuple(words[: len(sc[0].command)]) == sc[0].command]
-        assert found, f"next named a verb the server does not serve: {text}"
-        spec, command = found[0]
         inline: Any = None
         filled: list[str] = []
         names = {m["name"] for m in nxt["meanings"]}
-        for word in words[len(spec.command) :]:
+        for word in words:
             key, eq, rest = word.partition("=")
             if word in names and "RESULTS" in word:
                 inline = self.fill(word, nxt)  # the result goes inline, not as a file
+                filled.append(word)
             elif word in names:
                 filled.append(str(self.fill(word, nxt)))
             elif eq and rest in names:
                 filled.append(f"{key}={self.fill(f'{key}={rest}', nxt)}")
             else:
                 filled.append(word)
-        try:
-            ctx = command.make_context(" ".join(spec.command), filled)
-        except click.ClickException as exc:
-            raise AssertionError(f"{text} -> {filled}: {exc.format_message()}") from None
-        arguments: dict[str, Any] = {}
-        for param in mcptools.tool_params(spec, command):
-            name = param.name or ""
-            if ctx.get_parameter_source(name) is not ParameterSource.COMMANDLINE:
-                continue
-            value = ctx.params[name]
-            if isinstance(value, tuple | list):
-                value = [str(v) if isinstance(v, Path) else v for v in value]
-            elif isinstance(value, Path):
-                value = str(value)
-            arguments[mcptools.prop_name(param)] = value
+        # The call next's own `call` gives, read off the filled command by the server's parser.
+        call = mcptools.call_for(cli, shlex.join(["git", "ledger", *filled]))
+        assert call is not None, f"next named a verb the server does not serve: {text}"
+        name, arguments = str(call["tool"]), dict(call["arguments"])
         if inline is not None:
+            placeholder = next(w for w in words if w in names and "RESULTS" in w)
+            arguments = {k: v for k, v in arguments.items() if v != placeholder}
             arguments["result"] = inline
-        self.calls.append(spec.name)
-        result = await self.client.session.call_tool(spec.name, arguments)
-        assert not result.is_error, f"{spec.name} {arguments} refused: {result.content}"
+        self.calls.append(name)
+        result = await self.client.session.call_tool(name, arguments)
+        assert not result.is_error, f"{name} {arguments} refused: {result.content}"
         # A check that found something (finish with items outstanding) is no step taken.
-        assert not (result.meta or {}).get("git-ledger/exit_code"), (spec.name, result.content)
+        assert not (result.meta or {}).get("git-ledger/exit_code"), (name, result.content)
 
 
 async def ends_with_a_destructive_tool(client: Agent, follower: Follower) -> bool:
@@ -261,8 +246,8 @@ def test_an_agent_alone_runs_a_campaign_from_init_to_delivery(
         assert nxt["action"] == "done" and nxt["done"] is True, nxt
         assert await ends_with_a_destructive_tool(client, follower)
         assert follower.actions == [
-            "contract", "record-base", "arm", "candidate", "candidate", "close", "finish",
-            "deliver",
+            "contract", "record-base", "arm", "candidate", "candidate", "revert-rejected",
+            "close", "finish", "deliver",
         ]  # fmt: skip
 
     drive(repo, tmp_path, body)
