@@ -81,7 +81,9 @@ def test_status_and_log_json_have_documented_keys(repo: Repo) -> None:
         "placeholders",
         "meanings",
         "edit",
+        "call",
     }
+    assert status["next"] == repo.ok("next", "--json").json()  # the same object
     log = repo.ok("log", "--json").json()
     assert len(log) == 1
     assert set(log[0]) >= {"commit", "time", "kind", "step", "subject", "author"}
