@@ -296,7 +296,7 @@ def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
-@declare("read", loop="versions")
+@declare("read", loop="versions", hidden=frozenset({"as_md"}))
 @click.command()
 @click.option(
     "--gate", default=None, help="The gate whose metrics are shown (default: the latest version's)."
