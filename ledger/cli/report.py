@@ -13,9 +13,9 @@ from ledger.core.store import write_atomic
 from ledger.render import report as report_md
 
 
-def run(cwd: Path, fmt: str, out: Path | None, since: str | None) -> int:
+def run(cwd: Path, fmt: str, out: Path | None, since: str | None, everything: bool = False) -> int:
     ctx = open_context(cwd)
-    data = report_md.gather(ctx, since)
+    data = report_md.gather(ctx, since, everything)
     if fmt == "json":
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     elif fmt == "md":

@@ -182,11 +182,14 @@ def _on_branch(ctx: Context, branch: str) -> set[str]:
     return ids
 
 
-def build(ctx: Context, state: LedgerState, filters: Filters) -> dict[str, Any]:
-    """The table as data (what ``--json`` prints and the reports render)."""
+def build(
+    ctx: Context, state: LedgerState, filters: Filters, only: set[str] | None = None
+) -> dict[str, Any]:
+    """The table as data (what ``--json`` prints and the reports render); ``only``:
+    these versions (a report's range)."""
     if filters.verdict is not None and filters.verdict not in STATUSES:
         raise BadInput(f"unknown --verdict {filters.verdict!r}", f"one of {', '.join(STATUSES)}")
-    versions = list(state.versions)
+    versions = [v for v in state.versions if only is None or v.id in only]
     if filters.branch is not None:
         keep = _on_branch(ctx, filters.branch)
         versions = [v for v in versions if v.id in keep]
