@@ -137,7 +137,12 @@ def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str
         "overrides": [{"id": v["id"], "reason": v["override"]} for v in versions if v["override"]],
         "determinism": _determinism(ctx, state, {str(v["id"]) for v in versions}),
         "reflections": [
-            {"id": r.front.id, "after": r.front.after, "complete": r.complete}
+            {
+                "id": r.front.id,
+                "after": r.front.after,
+                "complete": r.complete,
+                "text": _body(ctx, state, r.path),
+            }
             for r in state.reflections
         ],
         "phase": state.phase.model_dump(mode="json") if state.phase else None,
@@ -158,6 +163,15 @@ def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str
 
     report.update(preset_for(ctx.config).report_section(ctx))
     return report
+
+
+def _body(ctx: Context, state: LedgerState, path: str) -> str:
+    """A markdown entry's text below its front matter."""
+    raw = ctx.store.snapshot(state.commit_id).read(path) or b""
+    text = raw.decode("utf-8", errors="replace")
+    if text.startswith("---\n") and "\n---\n" in text[4:]:
+        text = text[4:].split("\n---\n", 1)[1]
+    return text.strip()
 
 
 def _compare(ctx: Context, state: LedgerState, ids: set[str]) -> dict[str, Any] | None:
