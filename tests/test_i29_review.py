@@ -58,3 +58,66 @@ def test_report_on_a_feature_branch_covers_only_the_branch_versions(bare_repo: R
     on_main = json.loads(repo.ok("report", "--format", "json").out)
     assert [v["id"] for v in on_main["versions"]] == ["V1", "V2"]
     assert on_main["branch"] is None
+
+
+def test_show_has_a_per_seed_table_with_sd_and_interval_and_labels_each_delta(
+    bare_repo: Repo,
+) -> None:
+    repo = _ledger(bare_repo)
+    _version(repo, "V1", 10.0)
+    _version(repo, "V2", 20.0)
+    data = repo.ok("show", "V2", "--json").json()
+    (seeds,) = data["seeds"]
+    assert seeds["gate"] == "recent"
+    assert [(r["key"], r["metrics"]["score"]) for r in seeds["rows"]] == [
+        ("1", 20.1),
+        ("2", 20.2),
+        ("3", 20.3),
+    ]
+    summary = seeds["summary"]["score"]
+    assert summary["n"] == 3 and abs(summary["sd"] - 0.1) < 1e-9
+    lo, hi = summary["ci95"]
+    # t(0.975, 2) = 4.303: the interval is mean ± 4.303 · 0.1 / √3.
+    assert abs((hi - lo) / 2 - 4.3027 * 0.1 / 3**0.5) < 1e-3
+    (evidence,) = data["evidence"]
+    assert evidence["test"] == "paired over 3 shared seeds"
+    (metric,) = data["metrics"]
+    assert metric["delta_test"] == "difference of means" and abs(metric["sd"] - 0.1) < 1e-9
+
+    text = repo.ok("show", "V2").out
+    assert "paired over 3 shared seeds" in text
+    assert "per seed: recent" in text and "95% CI" in text
+    per_seed = text.split("per seed: recent", 1)[1]
+    assert [ln.split()[0] for ln in per_seed.strip().splitlines()[1:4]] == ["1", "2", "3"]
+    assert "Δ of means" in text
+
+
+def test_a_voided_version_shows_as_void_everywhere(bare_repo: Repo) -> None:
+    repo = _ledger(bare_repo)
+    _version(repo, "V1", 10.0)
+    _version(repo, "V2", 20.0)
+    # Its registration rewritten behind the hooks' back: its results can no longer count.
+    path = repo.path / "training_log" / "V2.md"
+    path.write_text(path.read_text().replace("bet: bet of V2", "bet: a different bet"))
+    repo.git("commit", "-qam", "docs: rewrite V2", "--no-verify")
+    repo.ok("void", "V2", "--reason", "registration rewritten after the results")
+
+    status = repo.ok("status").out
+    row = next(ln for ln in status.splitlines() if ln.startswith("V2 "))
+    assert row.split()[2] == "void" and "confirmed" not in row
+    assert {v["id"]: v["state"] for v in repo.ok("status", "--json").json()["recent"]}["V2"] == (
+        "void"
+    )
+
+    shown = repo.ok("show", "V2").out.splitlines()
+    assert shown[0].startswith("V2 [void]") and "confirmed" not in shown[0]
+    assert repo.ok("show", "V2", "--json").json()["state"] == "void"
+
+    report = json.loads(repo.ok("report", "--format", "json").out)
+    assert {v["id"]: v["verdict"] for v in report["versions"]} == {"V1": "confirmed", "V2": "void"}
+    md = repo.ok("report").out
+    v2 = next(ln for ln in md.splitlines() if ln.startswith("| V2 |"))
+    assert "| void |" in v2 and "confirmed" not in v2
+
+    rows = repo.ok("compare", "--json").json()["rows"]
+    assert {r["id"]: r["status"] for r in rows} == {"V1": "confirmed", "V2": "void"}
