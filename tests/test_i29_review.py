@@ -5,8 +5,18 @@ voided version shows as void in status, show, report and compare."""
 from __future__ import annotations
 
 import json
+import re
 
 from tests.helpers import Repo, register
+
+CONFIG = """\
+[gates.recent]
+metric = "score"
+noise_floor = 0.5
+[gates.recent.metrics]
+score = "$.score"
+acc = "$.acc"
+"""
 
 
 def _version(repo: Repo, vid: str, mean: float) -> None:
@@ -15,13 +25,14 @@ def _version(repo: Repo, vid: str, mean: float) -> None:
     repo.commit_all(f"feat: {vid}")
     for seed in (1, 2, 3):
         src = repo.path.parent / f"{vid}-{seed}.json"
-        src.write_text(json.dumps({"score": mean + 0.1 * seed}))
+        src.write_text(json.dumps({"score": mean + 0.1 * seed, "acc": mean / 100}))
         repo.ok("record", vid, "--gate", "recent", "--seed", str(seed), str(src))
     repo.ok("conclude", vid, "--verdict", "confirmed", "--next", "go on")
 
 
 def _ledger(bare_repo: Repo) -> Repo:
     bare_repo.git("symbolic-ref", "HEAD", "refs/heads/main")
+    bare_repo.write("ledger.toml", CONFIG)
     bare_repo.ok("init")
     bare_repo.ok("hooks", "install")
     return bare_repo
@@ -81,8 +92,9 @@ def test_show_has_a_per_seed_table_with_sd_and_interval_and_labels_each_delta(
     assert abs((hi - lo) / 2 - 4.3027 * 0.1 / 3**0.5) < 1e-3
     (evidence,) = data["evidence"]
     assert evidence["test"] == "paired over 3 shared seeds"
-    (metric,) = data["metrics"]
+    metric, other = data["metrics"]
     assert metric["delta_test"] == "difference of means" and abs(metric["sd"] - 0.1) < 1e-9
+    assert other["metric"] == "acc" and other["sd"] == 0.0
 
     text = repo.ok("show", "V2").out
     assert "paired over 3 shared seeds" in text
@@ -121,3 +133,22 @@ def test_a_voided_version_shows_as_void_everywhere(bare_repo: Repo) -> None:
 
     rows = repo.ok("compare", "--json").json()["rows"]
     assert {r["id"]: r["status"] for r in rows} == {"V1": "confirmed", "V2": "void"}
+
+
+def test_plot_metric_draws_another_metric_of_the_gate(bare_repo: Repo) -> None:
+    repo = _ledger(bare_repo)
+    _version(repo, "V1", 10.0)
+    _version(repo, "V2", 20.0)
+    out = repo.path.parent / "acc.svg"
+    repo.ok("plot", "--gate", "recent", "--metric", "acc", "--out", str(out))
+    svg = out.read_text()
+    tips = re.findall(r"<title>(V\d+): ([\d.]+) ", svg)
+    assert tips == [("V1", "0.1"), ("V2", "0.2")]
+    primary = repo.path.parent / "score.svg"
+    repo.ok("plot", "--gate", "recent", "--out", str(primary))
+    assert re.findall(r"<title>(V\d+): ([\d.]+) ", primary.read_text()) == [
+        ("V1", "10.2"),
+        ("V2", "20.2"),
+    ]
+    bad = repo.run("plot", "--gate", "recent", "--metric", "recall")
+    assert bad.code == 2 and "acc, score" in bad.err and "Traceback" not in bad.err

@@ -273,12 +273,13 @@ def report(obj: Ctx, fmt: str, out: Path | None, since: str | None, everything: 
     default=None,
     help="A .png or .svg file (default: .git/ledger/plots/<gate>.svg).",
 )
+@click.option("--metric", default=None, help="Another metric of the gate (default: its primary).")
 @pass_ctx
-def plot(obj: Ctx, gate: str, out: Path | None) -> int:
+def plot(obj: Ctx, gate: str, out: Path | None, metric: str | None) -> int:
     """One gate's trajectory: verdicts, standing baseline, noise band."""
     from ledger.cli import report as command
 
-    return command.plot(obj.cwd, gate, out)
+    return command.plot(obj.cwd, gate, out, metric)
 
 
 @declare("read")

@@ -23,6 +23,7 @@ VERDICT_STYLE = {
     "refuted": ("#d0453b", "X"),
     "inconclusive": ("#8a8f98", "s"),
     "open": ("#3b82f6", "D"),
+    "void": ("#5b6370", "X"),  # its results never count: shown, never as a verdict
 }
 OVERRIDE = "#e0a100"
 BASELINE = "#2e9e44"

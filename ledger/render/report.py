@@ -211,33 +211,33 @@ def _before(state: LedgerState, limit: VersionId | None) -> LedgerState | None:
 
 def _series(state: LedgerState) -> dict[str, list[dict[str, Any]]]:
     """Per gate, per concluded or measured version: mean, spread, verdict (for the plots)."""
+    return {
+        gate: series(state, gate, cfg.metric) for gate, cfg in sorted(state.config.gates.items())
+    }
+
+
+def series(state: LedgerState, gate: str, metric: str) -> list[dict[str, Any]]:
+    """Per measured version of ``gate``: ``metric``'s mean, spread and the version's state."""
     from ledger.core import stats
 
-    out: dict[str, list[dict[str, Any]]] = {}
-    for gate, cfg in sorted(state.config.gates.items()):
-        points = []
-        for v in state.versions:
-            values = [
-                r.metrics[cfg.metric]
-                for r in state.results_for(v.id, gate)
-                if cfg.metric in r.metrics
-            ]
-            if not values:
-                continue
-            s = stats.sample(values)
-            points.append(
-                {
-                    "id": v.id,
-                    "mean": s.mean,
-                    "sd": s.sd,
-                    "n": s.n,
-                    "verdict": v.verdict or "open",
-                    "override": bool(v.front.conclusion and v.front.conclusion.override),
-                    "matrix": v.front.matrix,
-                }
-            )
-        out[gate] = points
-    return out
+    points = []
+    for v in state.versions:
+        values = [r.metrics[metric] for r in state.results_for(v.id, gate) if metric in r.metrics]
+        if not values:
+            continue
+        s = stats.sample(values)
+        points.append(
+            {
+                "id": v.id,
+                "mean": s.mean,
+                "sd": s.sd,
+                "n": s.n,
+                "verdict": status_of(v),
+                "override": bool(v.front.conclusion and v.front.conclusion.override),
+                "matrix": v.front.matrix,
+            }
+        )
+    return points
 
 
 # The standing-baseline table, one row per gate: the same in markdown and html.
