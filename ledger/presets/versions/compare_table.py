@@ -206,6 +206,9 @@ def build(
     for version in versions:
         mine = state.results_for(version.id, gate)
         parent = version.front.parent
+        found = state.matrix(version.front.matrix) if version.front.matrix else None
+        if parent is None and found is not None:  # a cell: against the matrix's baseline
+            parent = found[1].baselines.get(gate)
         theirs = state.results_for(parent, gate) if parent else []
         every = [r for r in state.results if r.version == version.id]
         commit = code_commit(every)
