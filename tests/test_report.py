@@ -242,6 +242,21 @@ def test_html_report_opens_in_headless_chromium_with_a_plot_per_gate(
         figure = dom.stdout.split(f'id="plot-{gate}"')[1].split("</figure>")[0]
         assert "<svg" in figure and 'id="baseline"' in figure and 'id="noise-band"' in figure, gate
         assert "reflection" in figure
+    # Issue 29: versions side by side (compare's table: a row per version, every metric
+    # with mean ± sd (n)), and the matrix chart's threshold line beside its baseline.
+    compare = dom.stdout.split('id="compare"')[1].split("</section>")[0]
+    rows = re.findall(r"<tr><td>(V\d+[.A-Z]*)</td>", compare)
+    assert rows[:10] == [f"V{i}" for i in range(1, 11)], rows
+    assert "score mean ± sd (n)" in compare and "(n=3)" in compare
+    assert "(paired)" in compare
+    matrix = dom.stdout.split('id="matrix-V11"')[1].split("</section>")[0]
+    threshold = re.search(r'<line id="threshold"[^>]*y1="([\d.]+)"', matrix)
+    baseline = re.search(r'<line id="reference"[^>]*y1="([\d.]+)"', matrix)
+    assert threshold is not None and baseline is not None, matrix[:2000]
+    assert float(threshold.group(1)) < float(baseline.group(1))  # above Δ = 0 (higher is better)
+    assert "threshold +" in matrix
+    assert 'id="reflections"' in dom.stdout and "Looked at eval stability." in dom.stdout
+    assert 'id="metrics"' in dom.stdout
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shot = ARTIFACTS / "report.png"
     subprocess.run(

@@ -249,12 +249,18 @@ def hooks_run(obj: Ctx, stage: str, args: tuple[str, ...]) -> int:
     "--out", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write here."
 )
 @click.option("--since", default=None, help="Only versions from this one on.")
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Every version (default on a feature branch: those since the default branch).",
+)
 @pass_ctx
-def report(obj: Ctx, fmt: str, out: Path | None, since: str | None) -> int:
+def report(obj: Ctx, fmt: str, out: Path | None, since: str | None, everything: bool) -> int:
     """A PR-ready report: markdown comment, self-contained HTML with plots, or JSON."""
     from ledger.cli import report as command
 
-    return command.run(obj.cwd, fmt, out, since)
+    return command.run(obj.cwd, fmt, out, since, everything)
 
 
 # Not a tool: it draws an image for a person; report returns the same numbers.
@@ -267,12 +273,13 @@ def report(obj: Ctx, fmt: str, out: Path | None, since: str | None) -> int:
     default=None,
     help="A .png or .svg file (default: .git/ledger/plots/<gate>.svg).",
 )
+@click.option("--metric", default=None, help="Another metric of the gate (default: its primary).")
 @pass_ctx
-def plot(obj: Ctx, gate: str, out: Path | None) -> int:
+def plot(obj: Ctx, gate: str, out: Path | None, metric: str | None) -> int:
     """One gate's trajectory: verdicts, standing baseline, noise band."""
     from ledger.cli import report as command
 
-    return command.plot(obj.cwd, gate, out)
+    return command.plot(obj.cwd, gate, out, metric)
 
 
 @declare("read")

@@ -13,9 +13,9 @@ from ledger.core.store import write_atomic
 from ledger.render import report as report_md
 
 
-def run(cwd: Path, fmt: str, out: Path | None, since: str | None) -> int:
+def run(cwd: Path, fmt: str, out: Path | None, since: str | None, everything: bool = False) -> int:
     ctx = open_context(cwd)
-    data = report_md.gather(ctx, since)
+    data = report_md.gather(ctx, since, everything)
     if fmt == "json":
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     elif fmt == "md":
@@ -33,31 +33,39 @@ def run(cwd: Path, fmt: str, out: Path | None, since: str | None) -> int:
     return 0
 
 
-def plot(cwd: Path, gate: str, out: Path | None) -> int:
+def plot(cwd: Path, gate: str, out: Path | None, metric: str | None = None) -> int:
     from ledger.render import plots
 
     ctx = open_context(cwd)
     cfg = ctx.config.gate(gate)
+    if metric is not None and metric not in cfg.metrics:
+        raise BadInput(
+            f"--metric {metric}: gate '{gate}' maps no such metric",
+            f"its metrics in ledger.toml: {', '.join(sorted(cfg.metrics))}",
+        )
+    metric = metric or cfg.metric
     data = report_md.gather(ctx, None)
-    points = data["series"].get(gate, [])
+    points = report_md.series(ctx.state(), gate, metric)
     if not points:
         raise BadInput(
             f"gate '{gate}' has no results to plot", f"git ledger record ... --gate {gate}"
         )
-    best = {b["gate"]: b for b in data["baseline"]}.get(gate)
+    # The standing baseline and its noise band are the primary metric's.
+    best = {b["gate"]: b for b in data["baseline"]}.get(gate) if metric == cfg.metric else None
     reflections = [r["after"] for r in data["reflections"] if r["complete"]]
     if out is not None and out.suffix not in (".png", ".svg"):
         raise BadInput(f"--out {out}: use a .png or .svg file")
     # Without --out, never into the work tree (a stray file there blocks the hooks).
-    target = out or ctx.store.ledger_state_dir / "plots" / f"{gate}.svg"
+    name = gate if metric == cfg.metric else f"{gate}-{metric}"
+    target = out or ctx.store.ledger_state_dir / "plots" / f"{name}.svg"
     target.parent.mkdir(parents=True, exist_ok=True)
-    unit = cfg.unit_of(cfg.metric)
+    unit = cfg.unit_of(metric)
     if target.suffix == ".png":
         from ledger.render import plotpng
 
-        data_out = plotpng.gate_png(gate, cfg.metric, unit, points, best, reflections)
+        data_out = plotpng.gate_png(gate, metric, unit, points, best, reflections)
     else:
-        data_out = plots.gate_svg(gate, cfg.metric, unit, points, best, reflections, None).encode()
+        data_out = plots.gate_svg(gate, metric, unit, points, best, reflections, None).encode()
     write_atomic(target, data_out)
     output.say(f"wrote {target}")
     return 0

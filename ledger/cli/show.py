@@ -35,18 +35,24 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
         evidence_rows = [g.model_dump(mode="json") for g in evidence(frozen, vid)]
     reflection = state.reflection_for(vid)
     flags = _flags(store, state, vid) if store is not None else None
+    from ledger.presets.versions.compare_table import metric_cell
     from ledger.presets.versions.metrics import metric_rows
 
-    metrics = [
-        row
-        for e in evidence_rows
-        for row in metric_rows(state, vid, e["gate"], e.get("baseline_version"))
-    ]
+    metrics = []
+    for e in evidence_rows:
+        e["test"] = delta_test(e)
+        for row in metric_rows(state, vid, e["gate"], e.get("baseline_version")):
+            cell = metric_cell(state.results_for(vid, e["gate"]), [], row["metric"])
+            # metric_rows' Δ is of the two means; the evidence's may be paired: say which.
+            row.update(sd=cell["sd"], ci95=cell["ci95"], delta_test="difference of means")
+            metrics.append(row)
     return {
         "id": vid,
         "kind": "version",
         "path": version.path,
-        "state": "concluded" if conclusion else "open",
+        "state": "void" if version.front.void else "concluded" if conclusion else "open",
+        "void": version.front.void,
+        "seeds": [seed_table(state, vid, e["gate"]) for e in evidence_rows],
         "registration": version.front.registered(),
         "hypothesis": version.hypothesis.strip(),
         "verdict": conclusion.verdict if conclusion else None,
@@ -64,6 +70,66 @@ def version_data(state: LedgerState, vid: str, store: Store | None = None) -> di
         if flags
         else {"dirty": [], "before_code": [], "mixed": []},
     }
+
+
+def delta_test(stat: dict[str, Any]) -> str | None:
+    """Which test a gate's Δ is: paired over the shared seeds (or windows), or a
+    difference of means."""
+    if stat.get("delta") is None:
+        return None
+    if stat.get("pairing") == "paired":
+        return f"paired over {stat['n']} shared seeds"
+    if stat.get("pairing") == "walk-forward":
+        return f"paired over {stat['n']} matched windows"
+    return "difference of means"
+
+
+def seed_table(state: LedgerState, vid: str, gate: str) -> dict[str, Any]:
+    """Every result of ``vid`` on ``gate``, one row per seed (or window) and replicate,
+    each metric's value; then each metric's mean, sd and 95% interval."""
+    from ledger.presets.versions.compare_table import metric_cell
+
+    cfg = state.config.gates.get(gate)
+    results = state.results_for(vid, gate)
+    names = [cfg.metric, *sorted(m for m in cfg.metrics if m != cfg.metric)] if cfg else []
+    rows = [
+        {
+            "key": r.key,
+            "replicate": r.data.replicate,
+            "metrics": {m: r.metrics.get(m) for m in names},
+        }
+        for r in sorted(results, key=lambda r: (r.key, r.data.replicate or 0))
+    ]
+    summary = {m: metric_cell(results, [], m) for m in names}
+    return {"gate": gate, "metrics": names, "rows": rows, "summary": summary}
+
+
+def _seed_lines(table: dict[str, Any]) -> None:
+    names = table["metrics"]
+    if not table["rows"]:
+        return
+    cells = [
+        [
+            r["key"] + (f" #{r['replicate']}" if r["replicate"] is not None else ""),
+            *(fmt(r["metrics"][m]) for m in names),
+        ]
+        for r in table["rows"]
+    ]
+    summary = table["summary"]
+    cells.append(["mean", *(fmt(summary[m]["mean"]) for m in names)])
+    cells.append(["sd", *(fmt(summary[m]["sd"]) for m in names)])
+    cells.append(
+        [
+            "95% CI",
+            *(
+                f"[{fmt(summary[m]['ci95'][0])}, {fmt(summary[m]['ci95'][1])}]"
+                if summary[m]["ci95"]
+                else "—"
+                for m in names
+            ),
+        ]
+    )
+    output.table(f"per seed: {table['gate']}", ("seed", *names), cells)
 
 
 def _frozen(store: Store, state: LedgerState, vid: str) -> LedgerState:
@@ -186,9 +252,12 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
         output.emit_json(data)
         return 0
     reg = data["registration"]
-    output.say(
-        f"{vid} [{data['state']}{' · ' + data['verdict'] if data['verdict'] else ''}] {reg['bet']}"
-    )
+    if data["void"]:  # its results never count, whatever verdict it had
+        output.say(f"{vid} [void] {reg['bet']}")
+        output.say(f"  VOID: {data['void']}")
+    else:
+        verdict = f" · {data['verdict']}" if data["verdict"] else ""
+        output.say(f"{vid} [{data['state']}{verdict}] {reg['bet']}")
     output.say(f"  gate: {reg['gate']}   falsifier: {reg['falsifier']}")
     output.say(f"  files: {', '.join(reg['files']) or '—'}   parent: {reg['parent'] or '—'}")
     if data["override"]:
@@ -207,6 +276,7 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
             fmt(e["mean"]),
             e["baseline_version"] or "—",
             fmt(e["delta"]),
+            e["test"] or "—",
             fmt(e["se"]),
             fmt(e["threshold"]),
             e["outcome"],
@@ -214,18 +284,23 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
         for e in data["evidence"]
     ]
     output.table(
-        "evidence", ("gate", "n", "mean", "baseline", "Δ", "SE", "threshold", "outcome"), rows
+        "evidence",
+        ("gate", "n", "mean", "baseline", "Δ", "Δ is", "SE", "threshold", "outcome"),
+        rows,
     )
+    for table in data["seeds"]:
+        _seed_lines(table)
     if data["metrics"]:
         output.table(
             "metrics",
-            ("gate", "metric", "n", "mean", "baseline", "baseline mean", "Δ"),
+            ("gate", "metric", "n", "mean", "sd", "baseline", "baseline mean", "Δ of means"),
             [
                 (
                     m["gate"],
                     m["metric"] + (" (primary)" if m["primary"] else "") + f" ({m['direction']})",
                     m["n"],
                     fmt(m["mean"]),
+                    fmt(m["sd"]),
                     m["baseline"] or "—",
                     fmt(m["baseline_mean"]),
                     signed(m["delta"]),

@@ -181,7 +181,9 @@ def run_status(cwd: Path, as_json: bool) -> int:
             (
                 v["id"],
                 v["gate"],
-                (v["verdict"] or "open") + (" (override)" if v["override"] else ""),
+                # A voided version is void, whatever verdict it had before.
+                ("void" if v["state"] == "void" else v["verdict"] or "open")
+                + (" (override)" if v["override"] else ""),
                 v["bet"],
             )
             for v in data["recent"]

@@ -110,6 +110,11 @@ class Result:
         return found
 
     @property
+    def params(self) -> dict[str, Any] | None:
+        found = self._raw.get("params")
+        return found if isinstance(found, dict) else None
+
+    @property
     def ran_at(self) -> tuple[bool, str | None]:
         """(measured by ``run`` here, the code commit it ran); ``record`` ingests a file
         measured elsewhere, and its commit is only when it was ingested."""

@@ -6,7 +6,7 @@ import html
 from typing import Any
 
 from ledger.core.markdown import fmt, signed
-from ledger.render import plots
+from ledger.render import htmlparts, plots
 from ledger.render.report import BASELINE_HEADERS, WATERMARK, baseline_cells, flag_note
 
 CSS = """
@@ -25,6 +25,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .confirmed { color: var(--ok); } .refuted { color: var(--bad); }
 figure.plot { margin: 1rem 0 1.5rem; color: var(--fg); } figure.plot svg { max-width: 100%; height: auto; }
 figcaption { color: var(--muted); font-size: .85rem; }
+pre.reflection-text { white-space: pre-wrap; font-size: .85rem; }
 """
 
 
@@ -87,6 +88,11 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
             + _table(list(BASELINE_HEADERS), rows, {3, 4, 5})
             + "</section>"
         )
+    sections += [
+        htmlparts.compare_section(data),
+        htmlparts.metrics_section(data),
+        htmlparts.reflections_section(data),
+    ]
     figures = []
     best = {b["gate"]: b for b in data["baseline"]}
     reflections = [r["after"] for r in data["reflections"] if r["complete"]]
@@ -125,6 +131,7 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
             0.0,
             "baseline",
             colours,
+            threshold=htmlparts.matrix_threshold(m["cells"]),
         )
         sections.append(
             f'<section class="matrix" id="matrix-{_e(m["id"])}"><h2>Matrix {_e(m["id"])}</h2>'

@@ -23,6 +23,7 @@ VERDICT_STYLE = {
     "refuted": ("#d0453b", "X"),
     "inconclusive": ("#8a8f98", "s"),
     "open": ("#3b82f6", "D"),
+    "void": ("#5b6370", "X"),  # its results never count: shown, never as a verdict
 }
 OVERRIDE = "#e0a100"
 BASELINE = "#2e9e44"
@@ -182,13 +183,17 @@ def bars_plot(
     line: float | None,
     line_label: str,
     colours: list[str] | None = None,
+    threshold: tuple[float, str] | None = None,
 ) -> str:
-    """Side-by-side bars (matrix cells, candidates) with one reference line."""
+    """Side-by-side bars (matrix cells, candidates) with one reference line, and a
+    threshold line (a matrix: the Δ a cell must pass) when given."""
     ticks, _ = _categories(labels)
+    levels = [line] if line is not None else []
+    levels += [threshold[0]] if threshold is not None else []
     ax = Axes(
         title,
         (-0.5, max(len(values) - 0.5, 0.5)),
-        _value_limits(values, [line] if line is not None else []),
+        _value_limits(values, levels),
         height=180.0,
         ylabel=ylabel,
         xticks=ticks,
@@ -211,6 +216,9 @@ def bars_plot(
         ax.hline("reference", line, f'stroke="{RED}" stroke-width="1.2" stroke-dasharray="4.4 1.9"')
         ax.legend(_sample_line(RED, "4.4 1.9", 1.2), line_label)
         ax.avoid += [(ax.x(i), ax.y(v)) for i, v in enumerate(values)]
+    if threshold is not None:
+        ax.hline("threshold", threshold[0], f'stroke="{OVERRIDE}" stroke-width="1.4"')
+        ax.legend(_sample_line(OVERRIDE, "", 1.4), threshold[1])
     return ax.svg()
 
 

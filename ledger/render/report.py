@@ -17,6 +17,7 @@ from ledger.core.model.ids import VersionId
 from ledger.core.state import LedgerState
 from ledger.presets.versions import rules
 from ledger.presets.versions.baseline import baseline_rows
+from ledger.presets.versions.compare_table import status_of
 from ledger.presets.versions.metrics import metric_rows
 
 WATERMARK = "<!-- git-ledger:report -->"
@@ -54,7 +55,21 @@ def flag_note(version: dict[str, Any]) -> str:
     return f" ({'; '.join(notes)})" if notes else ""
 
 
-def gather(ctx: Context, since: str | None) -> dict[str, Any]:
+def _fork(ctx: Context) -> tuple[str, str, str] | None:
+    """(branch, default branch, merge base) when HEAD is on a feature branch."""
+    from ledger.core.branches import current_branch, fork_point
+
+    if ctx.store.workdir is None:
+        return None
+    fork = fork_point(ctx.store.workdir)
+    branch = current_branch(ctx.store.workdir)
+    return (branch, *fork) if fork is not None and branch is not None else None
+
+
+def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str, Any]:
+    """The report's data; ``everything=False`` (``report`` without ``--all``): on a
+    feature branch, only the versions registered since its merge base with the
+    default branch (what the pull request adds)."""
     state = ctx.state()
     limit = state.version_key(since) if since else None
     if since and state.version(since) is None:
@@ -62,6 +77,12 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
 
         raise BadInput(f"--since {since}: no such version", "see 'git ledger status'")
     in_range = [v for v in state.versions if limit is None or state.version_key(v.id) >= limit]
+    fork = None if everything or since else _fork(ctx)
+    before: LedgerState | None = None
+    if fork is not None:
+        before = ctx.state(ctx.store.snapshot(fork[2]))
+        old = {v.id for v in before.versions}
+        in_range = [v for v in in_range if v.id not in old]
     from ledger.presets.versions.readiness import flags_of
 
     flagged = flags_of(ctx.store, state, [v.id for v in in_range])
@@ -75,7 +96,7 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
                 "bet": v.front.bet,
                 "gate": v.front.gate,
                 "matrix": v.front.matrix,
-                "verdict": v.verdict or "open",
+                "verdict": status_of(v),  # a voided version is void, whatever it had
                 "override": c.override if c else None,
                 "n": target.n if target else None,
                 "mean": target.mean if target else None,
@@ -91,7 +112,7 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
                 "before_code": len(flagged[v.id].before_code),
             }
         )
-    before = _before(state, limit)
+    before = before if fork is not None else _before(state, limit)
     old_best = {r.gate: r.version for r in baseline_rows(before)} if before is not None else {}
     baseline = []
     for row in baseline_rows(state):
@@ -109,13 +130,19 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
         "dir": ctx.dir,
         "preset": ctx.config.ledger.preset,
         "since": since,
+        "branch": ({"name": fork[0], "default": fork[1], "merge_base": fork[2]} if fork else None),
         "versions": versions,
         "baseline": baseline,
         "triggers": [{"rule": f.rule, "message": f.message} for f in rules.triggers(state)],
         "overrides": [{"id": v["id"], "reason": v["override"]} for v in versions if v["override"]],
         "determinism": _determinism(ctx, state, {str(v["id"]) for v in versions}),
         "reflections": [
-            {"id": r.front.id, "after": r.front.after, "complete": r.complete}
+            {
+                "id": r.front.id,
+                "after": r.front.after,
+                "complete": r.complete,
+                "text": _body(ctx, state, r.path),
+            }
             for r in state.reflections
         ],
         "phase": state.phase.model_dump(mode="json") if state.phase else None,
@@ -129,12 +156,31 @@ def gather(ctx: Context, since: str | None) -> dict[str, Any]:
             for _, m in state.matrices
         ],
         "series": _series(state),
+        "compare": _compare(ctx, state, {v.id for v in in_range}),
         "history": _history(ctx),
     }
     from ledger.core.loops import preset_for
 
     report.update(preset_for(ctx.config).report_section(ctx))
     return report
+
+
+def _body(ctx: Context, state: LedgerState, path: str) -> str:
+    """A markdown entry's text below its front matter."""
+    raw = ctx.store.snapshot(state.commit_id).read(path) or b""
+    text = raw.decode("utf-8", errors="replace")
+    if text.startswith("---\n") and "\n---\n" in text[4:]:
+        text = text[4:].split("\n---\n", 1)[1]
+    return text.strip()
+
+
+def _compare(ctx: Context, state: LedgerState, ids: set[str]) -> dict[str, Any] | None:
+    """The versions in range side by side (``git ledger compare``'s table)."""
+    from ledger.presets.versions.compare_table import Filters, build
+
+    if not ids or not ctx.config.gates:
+        return None
+    return build(ctx, state, Filters(), only=ids)
 
 
 def _history(ctx: Context) -> list[dict[str, str]]:
@@ -165,33 +211,33 @@ def _before(state: LedgerState, limit: VersionId | None) -> LedgerState | None:
 
 def _series(state: LedgerState) -> dict[str, list[dict[str, Any]]]:
     """Per gate, per concluded or measured version: mean, spread, verdict (for the plots)."""
+    return {
+        gate: series(state, gate, cfg.metric) for gate, cfg in sorted(state.config.gates.items())
+    }
+
+
+def series(state: LedgerState, gate: str, metric: str) -> list[dict[str, Any]]:
+    """Per measured version of ``gate``: ``metric``'s mean, spread and the version's state."""
     from ledger.core import stats
 
-    out: dict[str, list[dict[str, Any]]] = {}
-    for gate, cfg in sorted(state.config.gates.items()):
-        points = []
-        for v in state.versions:
-            values = [
-                r.metrics[cfg.metric]
-                for r in state.results_for(v.id, gate)
-                if cfg.metric in r.metrics
-            ]
-            if not values:
-                continue
-            s = stats.sample(values)
-            points.append(
-                {
-                    "id": v.id,
-                    "mean": s.mean,
-                    "sd": s.sd,
-                    "n": s.n,
-                    "verdict": v.verdict or "open",
-                    "override": bool(v.front.conclusion and v.front.conclusion.override),
-                    "matrix": v.front.matrix,
-                }
-            )
-        out[gate] = points
-    return out
+    points = []
+    for v in state.versions:
+        values = [r.metrics[metric] for r in state.results_for(v.id, gate) if metric in r.metrics]
+        if not values:
+            continue
+        s = stats.sample(values)
+        points.append(
+            {
+                "id": v.id,
+                "mean": s.mean,
+                "sd": s.sd,
+                "n": s.n,
+                "verdict": status_of(v),
+                "override": bool(v.front.conclusion and v.front.conclusion.override),
+                "matrix": v.front.matrix,
+            }
+        )
+    return points
 
 
 # The standing-baseline table, one row per gate: the same in markdown and html.
@@ -235,6 +281,9 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
 
 def markdown(data: dict[str, Any]) -> str:
     span = f" since {data['since']}" if data["since"] else ""
+    if data.get("branch"):
+        fork = data["branch"]
+        span = f" for {fork['name']} (since it left {fork['default']} at {fork['merge_base'][:10]})"
     parts = [WATERMARK, f"## git-ledger report{span} ({data['dir']}/, {data['preset']})", ""]
     if data["versions"]:
         parts += [

@@ -192,6 +192,24 @@ class SyncTable(_Table):
     max_rounds: int = Field(default=8, ge=1)
 
 
+class ParamsTable(_Table):
+    """Where a version's parameters live: files read at its code commit (``compare``)."""
+
+    # Repository paths or globs (``conf/*.json``); JSON, YAML or TOML by the suffix.
+    files: list[str] = Field(default_factory=list)
+
+    @field_validator("files")
+    @classmethod
+    def _readable(cls, value: list[str]) -> list[str]:
+        for name in value:
+            path = PurePosixPath(name)
+            if not name or path.is_absolute() or ".." in path.parts or "\\" in name:
+                raise ValueError(f"{name!r} must be a relative path or glob inside the repository")
+            if path.suffix.lower() not in (".json", ".yaml", ".yml", ".toml"):
+                raise ValueError(f"{name!r}: params are read from .json, .yaml/.yml or .toml files")
+        return value
+
+
 def _campaign_directions() -> dict[str, Direction]:
     return {
         "speed": "higher",
@@ -244,6 +262,7 @@ class LedgerConfig(_Table):
     run: RunTable = Field(default_factory=RunTable)
     doctor: DoctorTable = Field(default_factory=DoctorTable)
     sync: SyncTable = Field(default_factory=SyncTable)
+    params: ParamsTable = Field(default_factory=ParamsTable)
     campaign: CampaignTable | None = None
     batches: BatchesTable | None = None
 

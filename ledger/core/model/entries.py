@@ -227,3 +227,5 @@ class ResultFile(_Entry):
     status: Literal["ok", "failed"] = "ok"
     exit_code: int | None = None
     log_tail: str | None = None
+    # The results file's own "params" object, kept as it was (``compare`` shows it).
+    params: dict[str, Any] | None = None

@@ -130,7 +130,12 @@ def build_result(
         replaced=m.replace if existing is not None else None,
         remeasure=m.remeasure,
     )
-    return path, _entry_bytes(m, metrics, provenance)
+    # The run's own parameters, when its results file carries them ('compare' shows them).
+    params = data.get("params") if isinstance(data, dict) else None
+    extra: dict[str, object] | None = (
+        {"params": params} if isinstance(params, dict) and params else None
+    )
+    return path, _entry_bytes(m, metrics, provenance, extra)
 
 
 def build_failure(

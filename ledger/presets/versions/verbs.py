@@ -296,6 +296,47 @@ def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     return command.run_diff(obj.cwd, a, b, fmt_name, as_json)
 
 
+@declare("read", loop="versions", hidden=frozenset({"as_md"}))
+@click.command()
+@click.option(
+    "--gate", default=None, help="The gate whose metrics are shown (default: the latest version's)."
+)
+@click.option(
+    "--verdict",
+    default=None,
+    type=click.Choice(["confirmed", "refuted", "inconclusive", "open", "void"]),
+    help="Only the versions in this state.",
+)
+@click.option(
+    "--branch",
+    default=None,
+    help="Only the versions registered on BRANCH since the default branch.",
+)
+@click.option(
+    "--sort",
+    "sort_by",
+    default=None,
+    help="Sort by a column: status, a metric (best first) or a parameter.",
+)
+@click.option("--md", "as_md", is_flag=True, help="A GitHub markdown table (for a pull request).")
+@json_option
+@pass_ctx
+def compare(
+    obj: Ctx,
+    gate: str | None,
+    verdict: str | None,
+    branch: str | None,
+    sort_by: str | None,
+    as_md: bool,
+    as_json: bool,
+) -> int:
+    """Versions side by side: the parameters that differ against every metric of a gate."""
+    from ledger.presets.versions import compare_table as command
+
+    filters = command.Filters(gate=gate, verdict=verdict, branch=branch, sort=sort_by)
+    return command.run(obj.cwd, filters, "json" if as_json else "md" if as_md else "table")
+
+
 @declare(
     "write",
     loop="versions",
@@ -417,6 +458,7 @@ COMMANDS: tuple[click.Command, ...] = (
     phase,
     baseline,
     diff,
+    compare,
     run_,
     wait,
     fields_diff,
