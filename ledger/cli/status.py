@@ -233,6 +233,8 @@ def run_status(cwd: Path, as_json: bool) -> int:
     for note in notes:
         if note["kind"] == "withdrawn":
             output.say(f"{note['step'] or 'entry'} {note['text']} ({note['path']})")
+    if data.get("brief"):  # the latest concluded entry's Next steps (issue 26)
+        output.say(f"brief (next steps of {data['brief']['from']}): {data['brief']['text']}")
     nxt = data["next"]
     output.say(f"next: {nxt['command']}  # {nxt['reason']}")
     if nxt.get("decide"):
@@ -257,6 +259,8 @@ def run_next(cwd: Path, as_json: bool) -> int:
     else:
         output.say(action["command"])
         output.say(f"# {action['reason']}")
+        if action.get("brief"):
+            output.say(f"# brief: {action['brief']}")
         if action.get("decide"):
             output.say(f"# a person decides first: {action['decide']}")
     return 0

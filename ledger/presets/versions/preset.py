@@ -116,6 +116,7 @@ class VersionsPreset(Preset):
             "unjudged": [
                 {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
             ],
+            "brief": _brief(state),
         }
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
@@ -158,6 +159,15 @@ class VersionsPreset(Preset):
                 f"history before it is pushed ({finding.get('fix')})"
             )
         return out
+
+
+def _brief(state: LedgerState) -> dict[str, str] | None:
+    """The latest concluded entry's Next-steps text: the brief the new version starts from
+    (it was visible only in 'show'; status and next carry it)."""
+    for version in reversed(state.concluded()):
+        if version.front.conclusion is not None:
+            return {"from": version.id, "text": version.front.conclusion.next}
+    return None
 
 
 def _unmeasured(state: LedgerState) -> list[dict[str, Any]]:
