@@ -210,6 +210,8 @@ def run_status(cwd: Path, as_json: bool) -> int:
                 f"flagged: {flag['id']} has {flag['mixed']} result(s) measured at another code "
                 f"commit or under other conditions (see git ledger show {flag['id']})"
             )
+    for flag in data.get("yellow", []):
+        output.say(f"yellow flag: {flag['text']}")
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
     for problem in data["machine"]:

@@ -92,6 +92,8 @@ class Conclusion(_Entry):
     override: str | None = None
     evidence: str = ""
     gates: list[GateStat] = Field(default_factory=list)
+    # The >N-files yellow flag, counted over the version's code commits (issue 26).
+    yellow_flag: str | None = None
 
 
 class VersionFront(_Entry):

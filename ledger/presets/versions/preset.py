@@ -117,6 +117,12 @@ class VersionsPreset(Preset):
                 {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
             ],
             "brief": _brief(state),
+            # The yellow flags the recent versions' conclusions stored (issue 26).
+            "yellow": [
+                {"id": v.id, "text": v.front.conclusion.yellow_flag}
+                for v in state.versions[-10:]
+                if v.front.conclusion is not None and v.front.conclusion.yellow_flag
+            ],
         }
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
