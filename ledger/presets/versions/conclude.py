@@ -18,7 +18,7 @@ from ledger.core.verify import require_clean, reserved_ids
 from ledger.presets.versions import readiness
 from ledger.presets.versions.reading import Reading, read
 from ledger.presets.versions.runrecords import RunRecords
-from ledger.presets.versions.verdicts import contradiction, summary
+from ledger.presets.versions.verdicts import contradiction, regressions, summary
 from ledger.presets.versions.views import readme_update
 from ledger.presets.versions.yellow import yellow_flag
 
@@ -198,8 +198,18 @@ def run(
             next=next_text.strip(),
             note=note,
             override=override if (problem or not_ready) else None,
-            evidence=summary(
-                verdict, target, version.front.effect, override if (problem or not_ready) else None
+            evidence=" ".join(
+                part
+                for part in (
+                    summary(
+                        verdict,
+                        target,
+                        version.front.effect,
+                        override if (problem or not_ready) else None,
+                    ),
+                    regressions(gates, target),
+                )
+                if part
             ),
             gates=gates,
             yellow_flag=yellow_flag(ctx, vid, list(planned.commits)),
