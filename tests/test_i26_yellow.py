@@ -27,8 +27,9 @@ def test_the_yellow_flag_is_stored_in_the_entry_and_shown_everywhere(repo: Repo)
     assert "yellow_flag: 'V1 touches 5 files" in entry  # in the front matter, for good
     assert "Yellow flag: V1 touches 5 files" in entry  # and in the conclusion's prose
     shown = repo.ok("show", "V1", "--json").json()
-    assert "src/m0.py, src/m1.py, src/m2.py, src/m3.py, src/m4.py" in (
-        shown["conclusion"]["yellow_flag"]
+    assert (
+        "src/m0.py, src/m1.py, src/m2.py, src/m3.py, src/m4.py"
+        in (shown["conclusion"]["yellow_flag"])
     )
     assert "yellow flag: V1 touches 5 files" in repo.ok("show", "V1").out
     status = repo.ok("status", "--json").json()

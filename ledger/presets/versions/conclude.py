@@ -250,9 +250,7 @@ def run(
     commit_id, transition = ctx.store.transact(build)
     flag = flagged.get("text")
     if as_json:
-        output.emit_json(
-            {"id": vid, "commit": commit_id, "verdict": verdict, "yellow_flag": flag}
-        )
+        output.emit_json({"id": vid, "commit": commit_id, "verdict": verdict, "yellow_flag": flag})
     else:
         output.say(f"concluded {vid}: {verdict} ({commit_id[:10]})")
         body = transition.body.splitlines()

@@ -16,7 +16,7 @@ from typing import Any
 from ledger.core import launch, output, runfiles
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput
-from ledger.core.fieldsdiff import first_divergence
+from ledger.core.fieldsdiff import first_divergence, summarize
 from ledger.core.model.documents import load_json
 from ledger.core.model.ids import parse_version
 from ledger.presets.versions import runner, runplan, runrecords
@@ -330,7 +330,9 @@ def fields_diff(a: Path, b: Path, as_json: bool, key: tuple[str, ...] = ()) -> i
         if not path.is_file():
             raise BadInput(f"no such file: {path}")
         datas.append(load_json(path.read_bytes(), str(path), max_bytes=64 << 20))
-    found = first_divergence(datas[0], datas[1], key=key)
+    # Counted and listed, not only the first (issue 26): one drift or many tell apart.
+    seen = summarize(datas[0], datas[1], key=key)
+    found = seen.first[0] if seen.first else None
     if as_json:
         output.emit_json(
             {
@@ -338,8 +340,17 @@ def fields_diff(a: Path, b: Path, as_json: bool, key: tuple[str, ...] = ()) -> i
                 "first_divergence": None
                 if found is None
                 else {"path": found.path, "a": repr(found.left), "b": repr(found.right)},
+                "divergent_fields": seen.fields,
+                "divergent_rows": seen.rows,
+                "divergences": [
+                    {"path": d.path, "a": repr(d.left), "b": repr(d.right)} for d in seen.first
+                ],
             }
         )
     else:
         output.say("identical" if found is None else f"first divergent field {found.describe()}")
+        if found is not None:
+            output.say(f"{seen.fields} divergent field(s) in {seen.rows} row(s); the first:")
+            for d in seen.first:
+                output.say(f"  {d.describe()}")
     return 0 if found is None else 1
