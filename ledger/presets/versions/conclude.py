@@ -250,7 +250,9 @@ def run(
     commit_id, transition = ctx.store.transact(build)
     flag = flagged.get("text")
     if as_json:
-        output.emit_json({"id": vid, "commit": commit_id, "verdict": verdict, "yellow_flag": flag})
+        # The flag only when raised: the schema of a plain conclusion stays as it was.
+        extra = {"yellow_flag": flag} if flag else {}
+        output.emit_json({"id": vid, "commit": commit_id, "verdict": verdict, **extra})
     else:
         output.say(f"concluded {vid}: {verdict} ({commit_id[:10]})")
         body = transition.body.splitlines()

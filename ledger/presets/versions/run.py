@@ -19,7 +19,7 @@ from ledger.core.errors import BadInput
 from ledger.core.fieldsdiff import first_divergence, summarize
 from ledger.core.model.documents import load_json
 from ledger.core.model.ids import parse_version
-from ledger.presets.versions import runner, runplan, runrecords
+from ledger.presets.versions import runner, runplan, runrecords, windows
 from ledger.presets.versions.determinism import store_determinism
 from ledger.presets.versions.ingest import extract_metrics
 from ledger.presets.versions.register import split_list
@@ -72,17 +72,19 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
         from ledger.presets.versions import owncode
 
         at = owncode.own_commit(ctx, state, vid)
+    window_ids, dates = windows.parse(ctx, gate, options.windows)
     specs = runplan.plan(
         ctx,
         vid,
         gate,
         seeds,
-        split_list(options.windows),
+        window_ids,
         replicates,
         options.out_dir,
         options.replace,
         remeasure=options.remeasure,
         command=None if at is None else owncode.frozen_command(ctx, state, vid, gate),
+        dates=dates,
     )
     if options.detach:
         return _detach(ctx, vid, gate, seeds, list(rerun), as_json)

@@ -313,7 +313,12 @@ def diff(obj: Ctx, a: str, b: str, fmt_name: str, as_json: bool) -> int:
     help="The gate whose command to run (required unless --record-finished).",
 )
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
-@click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
+@click.option(
+    "--windows",
+    default=None,
+    help="Comma-separated walk-forward windows, each ID or ID=START..END (ISO dates; "
+    "a bare ID takes its dates from the gate's windows_manifest).",
+)
 @click.option(
     "--replicates",
     type=click.IntRange(min=1),
