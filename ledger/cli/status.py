@@ -210,6 +210,11 @@ def run_status(cwd: Path, as_json: bool) -> int:
                 f"flagged: {flag['id']} has {flag['mixed']} result(s) measured at another code "
                 f"commit or under other conditions (see git ledger show {flag['id']})"
             )
+    queued = data.get("backlog", {}).get("queued", [])
+    if queued:  # the observability backlog (reflection section 6)
+        output.say(f"observability backlog: {len(queued)} queued (ship with register --ships ID)")
+        for d in queued:
+            output.say(f"  {d['id']} [{d['effort']}] {d['what']} ({d['where'] or '—'})")
     for flag in data.get("yellow", []):
         output.say(f"yellow flag: {flag['text']}")
     for problem in data["problems"]:

@@ -36,6 +36,7 @@ REGISTERED_KEYS: tuple[str, ...] = (
     "cites",
     "force_reason",
     "matrix",
+    "ships",
 )
 HYPOTHESIS = "Hypothesis"
 REFLECTION_SECTIONS: tuple[str, ...] = (
@@ -110,6 +111,8 @@ class VersionFront(_Entry):
     cites: str | None = None
     force_reason: str | None = None
     matrix: str | None = None
+    # Observability deltas (reflection section 6) this registration ships (issue 26).
+    ships: list[str] = Field(default_factory=list)
     conclusion: Conclusion | None = None
     # Set by ``git ledger void``: the version is closed, its results never count.
     void: str | None = None

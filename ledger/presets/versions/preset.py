@@ -117,6 +117,7 @@ class VersionsPreset(Preset):
                 {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
             ],
             "brief": _brief(state),
+            "backlog": _backlog(ctx, state),
             # The yellow flags the recent versions' conclusions stored (issue 26).
             "yellow": [
                 {"id": v.id, "text": v.front.conclusion.yellow_flag}
@@ -165,6 +166,14 @@ class VersionsPreset(Preset):
                 f"history before it is pushed ({finding.get('fix')})"
             )
         return out
+
+
+def _backlog(ctx: Context, state: LedgerState) -> dict[str, Any]:
+    """The observability backlog's queue (reflection section 6; see backlog.py)."""
+    from ledger.presets.versions import backlog
+
+    snap = ctx.store.snapshot(state.commit_id) if state.commit_id else ctx.store.snapshot()
+    return {"queued": [d.as_json() for d in backlog.queue(state, snap.read)]}
 
 
 def _brief(state: LedgerState) -> dict[str, str] | None:

@@ -36,6 +36,13 @@ from ledger.presets.versions.matrixverbs import matrix
 )
 @click.option("--cites", default=None, help="The reflection this registration answers.")
 @click.option("--force", default=None, metavar="REASON", help="Register below the MDE; recorded.")
+@click.option(
+    "--ships",
+    default=None,
+    metavar="IDS",
+    help="Queued observability deltas this version ships (e.g. OBS-V6-2), comma-separated; "
+    "the reflection's ship-now deltas ride along anyway.",
+)
 @json_option
 @click.pass_context
 def register(ctx: click.Context, /, **options: Any) -> int:
