@@ -109,3 +109,22 @@ def test_run_windows_reads_dates_from_the_manifest_named_in_ledger_toml(
     missing = repo.run("run", "V1", "--gate", "wf", "--windows", "w9")
     assert missing.code == 2 and "w9" in missing.err and "windows.csv" in missing.err
     assert Path(repo.path / "windows.csv").exists()
+
+
+def test_next_measures_a_new_version_on_the_parents_windows_with_their_dates(
+    bare_repo: Repo,
+) -> None:
+    repo = bare_repo
+    _run_config(repo)
+    register(repo, "V1", gate="wf")
+    spans = "a=2024-01-01..2024-03-01,b=2024-01-31..2024-03-31"
+    repo.ok("run", "V1", "--gate", "wf", "--windows", spans)
+    repo.ok("conclude", "V1", "--verdict", "inconclusive", "--next", "go on")
+    register(repo, "V2", gate="wf")
+    repo.write("src/model.py", "X = 2\n")
+    repo.commit_all("feat(model): V2 — the bet", "-m", "Ledger-Step: V2")
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "measure"
+    assert nxt["command"].endswith(f"--gate wf --windows {spans}")
+    repo.ok(*nxt["command"].split()[2:])
+    assert _stored(repo, "V2") == _stored(repo, "V1")
