@@ -262,6 +262,8 @@ def run(cwd: Path, vid: str, as_json: bool) -> int:
     output.say(f"  files: {', '.join(reg['files']) or '—'}   parent: {reg['parent'] or '—'}")
     if data["override"]:
         output.say(f"  OVERRIDE: {data['override']}")
+    if (data["conclusion"] or {}).get("yellow_flag"):
+        output.say(f"  yellow flag: {data['conclusion']['yellow_flag']}")
     flagged = readiness.Flags(
         tuple(data["flags"]["dirty"]),
         tuple(data["flags"]["before_code"]),

@@ -212,6 +212,13 @@ def run_status(cwd: Path, as_json: bool) -> int:
                 f"flagged: {flag['id']} has {flag['mixed']} result(s) measured at another code "
                 f"commit or under other conditions (see git ledger show {flag['id']})"
             )
+    queued = data.get("backlog", {}).get("queued", [])
+    if queued:  # the observability backlog (reflection section 6)
+        output.say(f"observability backlog: {len(queued)} queued (ship with register --ships ID)")
+        for d in queued:
+            output.say(f"  {d['id']} [{d['effort']}] {d['what']} ({d['where'] or '—'})")
+    for flag in data.get("yellow", []):
+        output.say(f"yellow flag: {flag['text']}")
     for problem in data["problems"]:
         output.say(f"problem: {problem['path']}: {problem['error']}")
     for problem in data["machine"]:
@@ -235,6 +242,8 @@ def run_status(cwd: Path, as_json: bool) -> int:
     for note in notes:
         if note["kind"] == "withdrawn":
             output.say(f"{note['step'] or 'entry'} {note['text']} ({note['path']})")
+    if data.get("brief"):  # the latest concluded entry's Next steps (issue 26)
+        output.say(f"brief (next steps of {data['brief']['from']}): {data['brief']['text']}")
     nxt = data["next"]
     output.say(f"next: {nxt['command']}  # {nxt['reason']}")
     if nxt.get("decide"):
@@ -259,6 +268,8 @@ def run_next(cwd: Path, as_json: bool) -> int:
     else:
         output.say(action["command"])
         output.say(f"# {action['reason']}")
+        if action.get("brief"):
+            output.say(f"# brief: {action['brief']}")
         if action.get("decide"):
             output.say(f"# a person decides first: {action['decide']}")
     return 0

@@ -63,5 +63,7 @@ def conclusion_block(conclusion: Conclusion) -> str:
         ]
     if conclusion.note:
         lines += ["", f"Note: {conclusion.note}"]
+    if conclusion.yellow_flag:
+        lines += ["", f"Yellow flag: {conclusion.yellow_flag}"]
     lines += ["", f"Next: {conclusion.next}"]
     return "\n".join(lines) + "\n"

@@ -310,6 +310,7 @@ def compare_windows(
     alpha: float,
     power: float,
     small_n: int,
+    floor: float | None = None,
 ) -> Comparison:
     """Walk-forward: the distribution of per-window gains against the pre-registered bar,
     and its mean beyond the threshold at the effective N.
@@ -317,6 +318,10 @@ def compare_windows(
     Overlapping windows are correlated, so the sample variance of their gains is
     biased low (by design.shrink); it is corrected before the SE (σ/√n_eff) is
     formed, and the t quantile uses the spread's own degrees of freedom.
+
+    σ is floored by the gate's ``noise_floor`` as in the seeds mode (issue 26: +5 on
+    each of five windows, with a floor of 200, was "confirmed" on a σ of almost 0); a
+    floored σ has no degrees of freedom, so sigma_k applies.
     """
     d = sample(list(gains))
     n = d.n
@@ -352,11 +357,22 @@ def compare_windows(
         bar=bar_text,
         window_min=min(gains) * sign,
     )
-    if design.shrink <= 0 or df <= 0 or spread <= 0:
+    measured = design.shrink > 0 and df > 0 and spread > 0
+    if not measured and (floor is None or n_eff <= 0):
         return unmeasured
-    sigma = spread / math.sqrt(design.shrink)
+    sigma = spread / math.sqrt(design.shrink) if measured else 0.0
+    sigma_source = f"spread of {n} window Δ, corrected for overlap (n_eff={n_eff:.3g})"
+    if floor is not None and sigma < floor:
+        sigma_source = (
+            f"configured noise_floor {floor:g} ({sigma_source} gave σ={sigma:.4g}, lower)"
+            if measured
+            else f"configured noise_floor {floor:g} (the windows give no independent spread)"
+        )
+        sigma, df_used = floor, None
+    else:
+        df_used = df
     se = sigma / math.sqrt(n_eff)
-    k, k_source = critical_k(df, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
+    k, k_source = critical_k(df_used, sigma_k=sigma_k, alpha=alpha, small_n=small_n)
     threshold = k * se
     beyond = _decide(d.mean, threshold)
     outcome = beyond
@@ -369,13 +385,13 @@ def compare_windows(
     return replace(
         unmeasured,
         sigma=sigma,
-        sigma_source=f"spread of {n} window Δ, corrected for overlap (n_eff={n_eff:.3g})",
+        sigma_source=sigma_source,
         se=se,
-        df=df,
+        df=df_used,
         k=k,
         threshold=threshold,
         threshold_source=f"bar: {bar_text}; and mean Δ beyond {k_source} at n_eff={n_eff:.3g}",
-        mde=mde_for_se(se, df, sigma_k=sigma_k, alpha=alpha, power=power, small_n=small_n),
+        mde=mde_for_se(se, df_used, sigma_k=sigma_k, alpha=alpha, power=power, small_n=small_n),
         outcome=outcome,
         note=note,
     )

@@ -52,6 +52,8 @@ def flag_note(version: dict[str, Any]) -> str:
         notes.append(f"{version['dirty']} on a dirty tree")
     if version.get("before_code"):
         notes.append(f"{version['before_code']} before code")
+    if version.get("yellow_flag"):
+        notes.append("yellow flag: " + str(version["yellow_flag"]).split(" (more than", 1)[0])
     return f" ({'; '.join(notes)})" if notes else ""
 
 
@@ -98,6 +100,7 @@ def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str
                 "matrix": v.front.matrix,
                 "verdict": status_of(v),  # a voided version is void, whatever it had
                 "override": c.override if c else None,
+                "yellow_flag": c.yellow_flag if c else None,
                 "n": target.n if target else None,
                 "mean": target.mean if target else None,
                 "delta": target.delta if target else None,

@@ -62,6 +62,9 @@ class GateConfig(_Table):
     # Walk-forward acceptance bar on the per-window Δ (any of mean, p25, min).
     # Unset: mean Δ > 0 and min Δ ≥ window_floor (or -noise_floor).
     bar: dict[Literal["mean", "p25", "min"], float] | None = None
+    # A committed file of walk-forward windows, one "ID,START,END" a line: 'run --windows
+    # ID,...' takes their dates from it, so effective N is computed from dates.
+    windows_manifest: str | None = None
     metrics: dict[str, MetricSpec]
 
     @field_validator("metrics", mode="before")

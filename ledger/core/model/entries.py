@@ -36,6 +36,7 @@ REGISTERED_KEYS: tuple[str, ...] = (
     "cites",
     "force_reason",
     "matrix",
+    "ships",
 )
 HYPOTHESIS = "Hypothesis"
 REFLECTION_SECTIONS: tuple[str, ...] = (
@@ -92,6 +93,8 @@ class Conclusion(_Entry):
     override: str | None = None
     evidence: str = ""
     gates: list[GateStat] = Field(default_factory=list)
+    # The >N-files yellow flag, counted over the version's code commits (issue 26).
+    yellow_flag: str | None = None
 
 
 class VersionFront(_Entry):
@@ -108,6 +111,8 @@ class VersionFront(_Entry):
     cites: str | None = None
     force_reason: str | None = None
     matrix: str | None = None
+    # Observability deltas (reflection section 6) this registration ships (issue 26).
+    ships: list[str] = Field(default_factory=list)
     conclusion: Conclusion | None = None
     # Set by ``git ledger void``: the version is closed, its results never count.
     void: str | None = None

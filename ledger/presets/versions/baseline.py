@@ -355,6 +355,7 @@ def _walk_forward(
         alpha=st.alpha,
         power=st.power,
         small_n=st.small_n,
+        floor=cfg.noise_floor,
     )
     return _with(stat.model_copy(update={"n_eff": round(found.n_eff, 3)}), found)
 

@@ -18,8 +18,9 @@ from ledger.core.verify import require_clean, reserved_ids
 from ledger.presets.versions import readiness
 from ledger.presets.versions.reading import Reading, read
 from ledger.presets.versions.runrecords import RunRecords
-from ledger.presets.versions.verdicts import contradiction, summary
+from ledger.presets.versions.verdicts import contradiction, regressions, summary
 from ledger.presets.versions.views import readme_update
+from ledger.presets.versions.yellow import yellow_flag
 
 
 def allowed(target: GateStat, effect: float | None) -> dict[str, str | None]:
@@ -35,6 +36,7 @@ class Plan:
 
     reading: Reading
     refusals: tuple[tuple[Refused, bool], ...]
+    commits: tuple[str, ...] = ()  # the version's code commits, oldest first
 
     def blocking(self, override: str | None) -> Refused | None:
         """The refusal conclude raises before the verdict (None: it goes on)."""
@@ -95,7 +97,7 @@ def plan(ctx: Context, snap: Snapshot, vid: str, records: list[dict[str, object]
                 False,
             )
         )
-    return Plan(reading, tuple(refusals))
+    return Plan(reading, tuple(refusals), tuple(commits or ()))
 
 
 def _not_a_cell(ctx: Context, vid: str) -> None:
@@ -172,6 +174,8 @@ def run(
     if wait:
         records = RunRecords(ctx).evidence()
 
+    flagged: dict[str, str | None] = {}
+
     def build(snap: Snapshot) -> Transition:
         planned = plan(ctx, snap, vid, records)
         refused = planned.blocking(override)
@@ -194,11 +198,23 @@ def run(
             next=next_text.strip(),
             note=note,
             override=override if (problem or not_ready) else None,
-            evidence=summary(
-                verdict, target, version.front.effect, override if (problem or not_ready) else None
+            evidence=" ".join(
+                part
+                for part in (
+                    summary(
+                        verdict,
+                        target,
+                        version.front.effect,
+                        override if (problem or not_ready) else None,
+                    ),
+                    regressions(gates, target),
+                )
+                if part
             ),
             gates=gates,
+            yellow_flag=yellow_flag(ctx, vid, list(planned.commits)),
         )
+        flagged["text"] = conclusion.yellow_flag
         if override is not None and not problem and not not_ready:
             conclusion = conclusion.model_copy(
                 update={
@@ -232,11 +248,16 @@ def run(
         )
 
     commit_id, transition = ctx.store.transact(build)
+    flag = flagged.get("text")
     if as_json:
-        output.emit_json({"id": vid, "commit": commit_id, "verdict": verdict})
+        # The flag only when raised: the schema of a plain conclusion stays as it was.
+        extra = {"yellow_flag": flag} if flag else {}
+        output.emit_json({"id": vid, "commit": commit_id, "verdict": verdict, **extra})
     else:
         output.say(f"concluded {vid}: {verdict} ({commit_id[:10]})")
         body = transition.body.splitlines()
         if len(body) > 1:
             output.say(f"  {body[1]}")
+        if flag:
+            output.say(f"  yellow flag: {flag}")
     return 0

@@ -25,6 +25,14 @@ WITNESS = "refs/ledger/witness/"
 
 
 def fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """The loop's next step, with the brief it starts from (the latest concluded entry's
+    Next-steps text, see ``preset._brief``)."""
+    nxt = _fresh_next(cwd, top, common, data)
+    brief = data.get("brief")
+    return {**nxt, "brief": brief["text"]} if brief else nxt
+
+
+def _fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dict[str, Any]:
     nxt: dict[str, Any] = data["next"]
     step = nxt.get("step")
     if nxt["action"] == "register":

@@ -96,6 +96,20 @@ def unmeasured_gates(state: LedgerState, version: Version) -> list[str]:
     ]
 
 
+def _dated(state: LedgerState, version: Version, gate: str, keys: str) -> str:
+    """The parent's windows with the dates they were measured on (ID=START..END), so the
+    new version's effective N is computed from dates too; a gate whose windows_manifest
+    lists them needs only the ids."""
+    if state.config.gates[gate].windows_manifest or not version.front.parent:
+        return keys
+    spans = {
+        r.key: f"{r.data.window_start}..{r.data.window_end}"
+        for r in state.results_for(version.front.parent, gate)
+        if r.data.window_start and r.data.window_end
+    }
+    return ",".join(f"{k}={spans[k]}" if k in spans else k for k in keys.split(","))
+
+
 def measure(state: LedgerState, vid: str, gate: str, seeds: str | None = None) -> NextAction:
     version = state.version(vid)
     keys = seeds or (parent_keys(state, version, gate) if version is not None else None)
@@ -103,6 +117,8 @@ def measure(state: LedgerState, vid: str, gate: str, seeds: str | None = None) -
         state.config.gates.get(gate) is not None and state.config.gates[gate].mode == "walk-forward"
     )
     flag = "--windows" if walk and keys else "--seeds"
+    if flag == "--windows" and keys and version is not None and not seeds:
+        keys = _dated(state, version, gate, keys)
     keys = keys or SEEDS
     paired = " (the parent's, so every comparison is paired)" if not seeds and keys != SEEDS else ""
     if has_command(state, gate):

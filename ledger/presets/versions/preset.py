@@ -116,6 +116,14 @@ class VersionsPreset(Preset):
             "unjudged": [
                 {"id": vid, "why": why} for vid, r in readings.items() if (why := r.unjudged())
             ],
+            "brief": _brief(state),
+            "backlog": _backlog(ctx, state),
+            # The yellow flags the recent versions' conclusions stored (issue 26).
+            "yellow": [
+                {"id": v.id, "text": v.front.conclusion.yellow_flag}
+                for v in state.versions[-10:]
+                if v.front.conclusion is not None and v.front.conclusion.yellow_flag
+            ],
         }
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
@@ -158,6 +166,23 @@ class VersionsPreset(Preset):
                 f"history before it is pushed ({finding.get('fix')})"
             )
         return out
+
+
+def _backlog(ctx: Context, state: LedgerState) -> dict[str, Any]:
+    """The observability backlog's queue (reflection section 6; see backlog.py)."""
+    from ledger.presets.versions import backlog
+
+    snap = ctx.store.snapshot(state.commit_id) if state.commit_id else ctx.store.snapshot()
+    return {"queued": [d.as_json() for d in backlog.queue(state, snap.read)]}
+
+
+def _brief(state: LedgerState) -> dict[str, str] | None:
+    """The latest concluded entry's Next-steps text: the brief the new version starts from
+    (it was visible only in 'show'; status and next carry it)."""
+    for version in reversed(state.concluded()):
+        if version.front.conclusion is not None:
+            return {"from": version.id, "text": version.front.conclusion.next}
+    return None
 
 
 def _unmeasured(state: LedgerState) -> list[dict[str, Any]]:

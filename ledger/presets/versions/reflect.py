@@ -253,9 +253,20 @@ def _commit(ctx: Context, rid: str, rel: str, path: Path, as_json: bool) -> int:
         )
 
     def build(snap: Snapshot) -> Transition:
-        return Transition(
-            kind="reflect", step=rid, subject=f"docs(ledger): {rid}", writes={rel: data}
-        )
+        from dataclasses import replace
+
+        from ledger.core.model.entries import ReflectionFront
+        from ledger.core.state import Reflection
+        from ledger.presets.versions import backlog
+
+        writes: dict[str, bytes | None] = {rel: data}
+        # The backlog view as it stands once this reflection is committed.
+        state = ctx.state(snap)
+        front = ReflectionFront.model_validate(parse_entry("reflection", data, rel)["model"])
+        others = [r for r in state.reflections if r.path != rel]
+        after = replace(state, reflections=[*others, Reflection(front, rel, ())])
+        writes.update(backlog.view_update(after, lambda p: writes.get(p) or snap.read(p)))
+        return Transition(kind="reflect", step=rid, subject=f"docs(ledger): {rid}", writes=writes)
 
     commit_id, _ = ctx.store.transact(build)
     if as_json:

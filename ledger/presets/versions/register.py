@@ -24,7 +24,7 @@ from ledger.core.resources import read_resource, render
 from ledger.core.state import TEMPLATE, LedgerState, Version
 from ledger.core.store import Snapshot, Transition, check_entry_path
 from ledger.core.verify import create_witness, reserved_ids
-from ledger.presets.versions import rules
+from ledger.presets.versions import backlog, rules
 from ledger.presets.versions.baseline import standing_baseline
 from ledger.presets.versions.views import readme_update
 
@@ -226,6 +226,8 @@ def version_document(state: LedgerState, snap: Snapshot, front: VersionFront) ->
     if body.startswith("---\n"):  # a user template with its own front matter: keep its body
         body = parse_document(body, TEMPLATE).body
     data = front.model_dump(mode="json", exclude={"conclusion"})
+    if not data.get("ships"):  # only when it ships a delta: earlier entries read the same
+        data.pop("ships", None)
     return Document(front=data, body=body.lstrip("\n")).render()
 
 
@@ -245,6 +247,7 @@ class RegisterOptions:
     cites: str | None = None
     force: str | None = None
     as_json: bool = False
+    ships: str | None = None  # queued observability deltas it ships (see backlog.py)
 
 
 def run(cwd: Path, options: RegisterOptions) -> int:
@@ -294,6 +297,7 @@ def run(cwd: Path, options: RegisterOptions) -> int:
     )
     skipped: list[str] = []  # what build() passed over, and the parent it chose
     chosen: list[str | None] = [None]
+    ships: list[str] = []
 
     def build(snap: Snapshot) -> Transition:
         state = ctx.state(snap)
@@ -349,11 +353,14 @@ def run(cwd: Path, options: RegisterOptions) -> int:
             effect=effect,
             cites=cites,
             force_reason=forced,
+            ships=backlog.to_ship(state, snap.read, split_list(options.ships)),
         )
+        ships[:] = front.ships
         path = f"{ctx.dir}/{vid}.md"
         writes: dict[str, bytes | None] = {path: version_document(state, snap, front).encode()}
         after = replace(state, versions=[*state.versions, Version(front, path, "")])
         writes.update(readme_update(snap, after))
+        writes.update(backlog.view_update(after, snap.read))
         scope = subsystem or gate
         trailers = (("Ledger-Force", forced),) if forced else ()
         return Transition(
@@ -370,7 +377,12 @@ def run(cwd: Path, options: RegisterOptions) -> int:
     _sync_after_register(ctx)
     if as_json:
         output.emit_json(
-            {"id": transition.step, "commit": commit_id, "path": f"{ctx.dir}/{transition.step}.md"}
+            {
+                "id": transition.step,
+                "commit": commit_id,
+                "path": f"{ctx.dir}/{transition.step}.md",
+                **({"ships": ships} if ships else {}),
+            }
         )
     else:
         output.say(f"registered {transition.step} ({commit_id[:10]}): {bet}")
@@ -379,6 +391,8 @@ def run(cwd: Path, options: RegisterOptions) -> int:
                 f"parent: {chosen[0]} ({', '.join(skipped)} skipped: "
                 "code reverted on this branch; --parent names another)"
             )
+        if ships:
+            output.say(f"ships (observability backlog): {', '.join(ships)}")
         output.say(f"next: commit the code for {transition.step}, then measure it")
     return 0
 

@@ -16,10 +16,10 @@ from typing import Any
 from ledger.core import launch, output, runfiles
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput
-from ledger.core.fieldsdiff import first_divergence
+from ledger.core.fieldsdiff import first_divergence, summarize
 from ledger.core.model.documents import load_json
 from ledger.core.model.ids import parse_version
-from ledger.presets.versions import runner, runplan, runrecords
+from ledger.presets.versions import runner, runplan, runrecords, windows
 from ledger.presets.versions.determinism import store_determinism
 from ledger.presets.versions.ingest import extract_metrics
 from ledger.presets.versions.register import split_list
@@ -72,17 +72,19 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
         from ledger.presets.versions import owncode
 
         at = owncode.own_commit(ctx, state, vid)
+    window_ids, dates = windows.parse(ctx, gate, options.windows)
     specs = runplan.plan(
         ctx,
         vid,
         gate,
         seeds,
-        split_list(options.windows),
+        window_ids,
         replicates,
         options.out_dir,
         options.replace,
         remeasure=options.remeasure,
         command=None if at is None else owncode.frozen_command(ctx, state, vid, gate),
+        dates=dates,
     )
     if options.detach:
         return _detach(ctx, vid, gate, seeds, list(rerun), as_json)
@@ -330,7 +332,9 @@ def fields_diff(a: Path, b: Path, as_json: bool, key: tuple[str, ...] = ()) -> i
         if not path.is_file():
             raise BadInput(f"no such file: {path}")
         datas.append(load_json(path.read_bytes(), str(path), max_bytes=64 << 20))
-    found = first_divergence(datas[0], datas[1], key=key)
+    # Counted and listed, not only the first (issue 26): one drift or many tell apart.
+    seen = summarize(datas[0], datas[1], key=key)
+    found = seen.first[0] if seen.first else None
     if as_json:
         output.emit_json(
             {
@@ -338,8 +342,17 @@ def fields_diff(a: Path, b: Path, as_json: bool, key: tuple[str, ...] = ()) -> i
                 "first_divergence": None
                 if found is None
                 else {"path": found.path, "a": repr(found.left), "b": repr(found.right)},
+                "divergent_fields": seen.fields,
+                "divergent_rows": seen.rows,
+                "divergences": [
+                    {"path": d.path, "a": repr(d.left), "b": repr(d.right)} for d in seen.first
+                ],
             }
         )
     else:
         output.say("identical" if found is None else f"first divergent field {found.describe()}")
+        if found is not None:
+            output.say(f"{seen.fields} divergent field(s) in {seen.rows} row(s); the first:")
+            for d in seen.first:
+                output.say(f"  {d.describe()}")
     return 0 if found is None else 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import string
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,8 +25,10 @@ from ledger.core.state import load_version
 from ledger.core.verify import REMEASURE_SLOT
 from ledger.presets.versions.ingest import Measurement, check_measurement, result_path
 
-PLACEHOLDERS = frozenset({"version", "gate", "seed", "window", "out", "replicate"})
-PER_RUN = frozenset({"version", "seed", "window", "out", "replicate"})
+PLACEHOLDERS = frozenset(
+    {"version", "gate", "seed", "window", "window_start", "window_end", "out", "replicate"}
+)
+PER_RUN = frozenset({"version", "seed", "window", "window_start", "window_end", "out", "replicate"})
 OUTPUT_ENV = "LEDGER_OUTPUT_DIR"
 
 
@@ -140,9 +143,10 @@ def plan(
     replace: str | None,
     remeasure: str | None = None,
     command: list[str] | None = None,
+    dates: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[RunSpec]:
     """``command``: the template to use instead of today's (a re-measurement's, frozen
-    at the version's registration)."""
+    at the version's registration); ``dates``: each window's start and end."""
     template = command or ctx.config.gate(gate).command or ctx.config.run.command
     if template is None:
         raise BadInput(
@@ -189,11 +193,14 @@ def plan(
                 while snap.read(result_path(ctx.dir, dataclasses.replace(taken, replicate=slot))):
                     slot += 1
                 replicate, slot = slot, slot + 1
+            span = (dates or {}).get(key) if not seeds else None
             m = Measurement(
                 version=vid,
                 gate=gate,
                 seed=key if seeds else None,
                 window=None if seeds else key,
+                window_start=span[0] if span else None,
+                window_end=span[1] if span else None,
                 replicate=replicate,
                 conditions=conditions,
                 replace=replace,
@@ -217,6 +224,8 @@ def plan(
                 "gate": gate,
                 "seed": key if seeds else "",
                 "window": "" if seeds else key,
+                "window_start": span[0] if span else "",
+                "window_end": span[1] if span else "",
                 "out": str(out),
                 "replicate": str(replicate or rep),
             }

@@ -36,6 +36,13 @@ from ledger.presets.versions.matrixverbs import matrix
 )
 @click.option("--cites", default=None, help="The reflection this registration answers.")
 @click.option("--force", default=None, metavar="REASON", help="Register below the MDE; recorded.")
+@click.option(
+    "--ships",
+    default=None,
+    metavar="IDS",
+    help="Queued observability deltas this version ships (e.g. OBS-V6-2), comma-separated; "
+    "the reflection's ship-now deltas ride along anyway.",
+)
 @json_option
 @click.pass_context
 def register(ctx: click.Context, /, **options: Any) -> int:
@@ -354,7 +361,12 @@ def compare(
     help="The gate whose command to run (required unless --record-finished).",
 )
 @click.option("--seeds", default=None, help="Comma-separated seeds, e.g. 1,2,3,42.")
-@click.option("--windows", default=None, help="Comma-separated walk-forward windows.")
+@click.option(
+    "--windows",
+    default=None,
+    help="Comma-separated walk-forward windows, each ID or ID=START..END (ISO dates; "
+    "a bare ID takes its dates from the gate's windows_manifest).",
+)
 @click.option(
     "--replicates",
     type=click.IntRange(min=1),

@@ -116,3 +116,21 @@ def summary(
         outcome = f"{outcome}, confirmed only by override ({override})"
     text = ", ".join(parts) + f" → {outcome}."
     return text + (f" {target.note}." if target.note else "")
+
+
+def regressions(gates: list[GateStat], target: GateStat) -> str:
+    """The sentence that names each non-targeted gate that regressed beyond noise (empty:
+    none did): a conclusion states it in words, not only in the gate table (issue 26)."""
+    parts = []
+    for g in gates:
+        if g is target or g.gate == target.gate or g.outcome != REGRESSED:
+            continue
+        text = f"'{g.gate}' ({g.metric}) Δ={g.delta:+.4g}" if g.delta is not None else g.gate
+        if g.baseline_version:
+            text += f" vs {g.baseline_version}"
+        if g.threshold is not None:
+            text += f", beyond its threshold ±{g.threshold:.4g}"
+        parts.append(text)
+    if not parts:
+        return ""
+    return "Regressed beyond noise on a non-targeted gate: " + "; ".join(parts) + "."
