@@ -22,6 +22,7 @@ import re
 
 from ledger.core import gitcli
 from ledger.core.context import Context
+from ledger.core.errors import BadInput
 from ledger.core.findings import Finding
 from ledger.core.store import TRAILER_TRANSITION
 from ledger.presets.campaign import loop as campaign
@@ -222,6 +223,41 @@ def measured_with(ctx: Context, camp: Campaign, sha: str) -> list[Finding]:
                 )
             )
     return found
+
+
+def measure_change(ctx: Context, sha: str, declared: str | None) -> tuple[str, dict[str, int]]:
+    """The kind and the size of ``sha``'s own change (against its first parent)."""
+    from ledger.presets.campaign.invasive import KINDS, infer_kind
+
+    # -z keeps any file name whole; --no-renames counts a move as what it rewrites;
+    # --root gives a first commit its whole tree as its change.
+    out = gitcli.output(
+        ["diff-tree", "-r", "-z", "--numstat", "--no-renames", "--root", "--no-commit-id", sha],
+        ctx.store.require_workdir(),
+    )
+    fields = out.split("\0")
+    sizes: dict[str, int] = {}
+    for field in fields:
+        parts = field.strip("\n").split("\t", 2)
+        if len(parts) != 3:
+            continue
+        added, removed, path = parts
+        # A binary file has no line count ("-"): it counts as one changed line.
+        sizes[path] = int(added) + int(removed) if added.isdigit() and removed.isdigit() else 1
+    paths = code_paths(ctx, sorted(sizes))
+    kind = infer_kind(paths)
+    if declared is not None:
+        if declared not in KINDS:
+            raise BadInput(f"--kind {declared!r} is not a kind", f"one of {', '.join(KINDS)}")
+        if KINDS.index(declared) < KINDS.index(kind) and not (
+            {declared, kind} == {"setting", "dependency"}
+        ):
+            raise BadInput(
+                f"--kind {declared}: {sha[:10]} changes {', '.join(paths[:3])}, a {kind} change",
+                f"record it as --kind {kind} (a kind is read from the files, not declared less)",
+            )
+        kind = declared
+    return kind, {"files": len(paths), "lines": sum(sizes[p] for p in paths)}
 
 
 def outstanding(ctx: Context, camp: Campaign) -> list[Finding]:

@@ -37,6 +37,31 @@ def measure_flags(config: LedgerConfig) -> str:
     return " ".join(f"--measure {n}=X" for n in campaign.table(config).measurements)
 
 
+def _less_invasive(ctx: Context, camp: campaign.Campaign, sha: str, bar: dict[str, Any]) -> str:
+    """The kept candidates ``sha`` must beat beyond noise to be promoted: those the
+    less-invasive rule (:func:`ledger.presets.campaign.rules.less_invasive_problems`)
+    would prefer on an equal gain, measured on the same function."""
+    from dataclasses import replace
+
+    from ledger.presets.campaign import evidence, invasive
+    from ledger.presets.campaign.rules import equal_gain_rivals
+
+    kind, diff = evidence.measure_change(ctx, sha, None)
+    rivals = equal_gain_rivals(camp)
+    stub = replace(rivals[-1], commit=sha, kind=kind, diff=diff, larger_diff_reason="")
+    smaller = [
+        c for c in rivals if invasive.against(stub, c) in (invasive.MORE_KIND, invasive.MORE)
+    ]
+    if not smaller:
+        return ""
+    bar["less_invasive"] = [{"commit": c.commit, "kind": c.kind, "diff": c.diff} for c in smaller]
+    named = ", ".join(f"{c.commit[:10]} ({invasive.size(c)})" for c in smaller[-3:])
+    return (
+        f"; [less-invasive] {sha[:10]} is a {invasive.size(stub)}: it is promoted only if "
+        f"it beats {named} beyond noise (on an equal gain the less invasive change wins)"
+    )
+
+
 class CampaignPreset(Preset):
     name = "campaign"
 
@@ -361,6 +386,8 @@ class CampaignPreset(Preset):
         )
         notes: dict[str, Any] = {}
         rivals = equal_gain_rivals(camp) if "promoted" in verdicts else []
+        if rivals and unrecorded:
+            why += _less_invasive(ctx, camp, str(unrecorded[-1].evidence["commit"]), bar)
         if rivals:
             # The equal-gains rule needs the notes, and only the measurement says whether
             # it applies: the command carries them whenever a promotion could tie.

@@ -87,6 +87,18 @@ def candidate() -> None:
 @click.option(
     "--notes", default=None, help="Notes (say why the less invasive one won, on equal gains)."
 )
+@click.option(
+    "--kind",
+    default=None,
+    type=click.Choice(["setting", "dependency", "code"]),
+    help="What the commit changes (default: read from its files; never less than they show).",
+)
+@click.option(
+    "--larger-diff-reason",
+    default=None,
+    metavar="TEXT",
+    help="Why this change must win over an equal-gain candidate with a smaller diff.",
+)
 @json_option
 @pass_ctx
 def candidate_record(
@@ -100,6 +112,8 @@ def candidate_record(
     correctness: str | None,
     extra: tuple[str, ...],
     notes: str | None,
+    kind: str | None,
+    larger_diff_reason: str | None,
     as_json: bool,
 ) -> int:
     """Record one candidate verdict with every measurement; regenerates the views.
@@ -122,6 +136,8 @@ def candidate_record(
         aliases=aliases,
         notes=notes,
         as_json=as_json,
+        kind=kind,
+        larger_diff_reason=larger_diff_reason,
     )
 
 

@@ -30,6 +30,8 @@ def candidate_record(
     aliases: dict[str, str | None],
     notes: str | None,
     as_json: bool,
+    kind: str | None = None,
+    larger_diff_reason: str | None = None,
 ) -> int:
     ctx = open_campaign(cwd)
     if verdict not in campaign.VERDICTS:
@@ -45,6 +47,9 @@ def candidate_record(
             f"{sha[:10]} is a ledger transition, not a candidate",
             "commit the candidate's code, then record that commit",
         )
+    from ledger.presets.campaign.evidence import measure_change
+
+    change_kind, diff = measure_change(ctx, sha, kind)
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap, ctx.store)
@@ -84,6 +89,9 @@ def candidate_record(
             measurements=values,
             notes=(notes or "").strip(),
             repeats=repeats,
+            kind=change_kind,
+            diff=diff,
+            larger_diff_reason=(larger_diff_reason or "").strip(),
         )
         if verdict in ("promoted", "held"):
             from ledger.presets.campaign.evidence import measured_with
