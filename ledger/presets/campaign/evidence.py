@@ -82,6 +82,44 @@ def script_changed(ctx: Context, camp: Campaign) -> Finding | None:
     )
 
 
+def script_blob_differs(ctx: Context, camp: Campaign, blob: str | None) -> Finding | None:
+    """A run measured with a benchmark script (blob id ``blob``) other than the current
+    epoch's: refused until ``benchmark adjust`` (the epoch's script is the one of the
+    commit that opened it, else the one at HEAD while no base is recorded)."""
+    script = campaign.table(ctx.config).benchmark_script
+    if not script:
+        return None
+    start = epoch_start(ctx, camp)
+    epoch_blob = ctx.store.snapshot(start).blob_id(script)
+    if blob == epoch_blob:
+        return None
+    return Finding(
+        "benchmark-changed",
+        f"the run measured with {script} at blob {(blob or 'none')[:10]}, but benchmark "
+        f"epoch {camp.epoch} measures with blob {(epoch_blob or 'none')[:10]}: its numbers "
+        "are not comparable with the epoch's",
+        "git ledger benchmark adjust --reason TEXT (then re-measure the base and the head), "
+        "or measure a commit that has the epoch's script",
+    )
+
+
+def instrument(ctx: Context, camp: Campaign, sha: str) -> tuple[str | None, bytes | None]:
+    """The benchmark script a run at ``sha`` measures with: its blob id, and the bytes to
+    put in the run's worktree when ``sha`` is older than the epoch (the base re-measured
+    after ``benchmark adjust`` runs the epoch's script, not the one it was committed with).
+    A newer commit runs its own script, which ``script_blob_differs`` then judges."""
+    script = campaign.table(ctx.config).benchmark_script
+    if not script:
+        return None, None
+    start = epoch_start(ctx, camp) or ctx.store.resolve(None)
+    then = ctx.store.snapshot(start)
+    own = ctx.store.snapshot(sha).blob_id(script)
+    epoch_blob = then.blob_id(script)
+    if own != epoch_blob and start and sha != start and ctx.store.is_ancestor(sha, start):
+        return epoch_blob, then.read(script)
+    return own, None
+
+
 def code_paths(ctx: Context, paths: list[str]) -> list[str]:
     """The paths of a commit that are code: not the ledger, its configuration or the
     measuring script; with ``[campaign] scope``, only paths inside it."""

@@ -34,6 +34,9 @@ def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, A
 
 
 def measure_flags(config: LedgerConfig) -> str:
+    if campaign.table(config).run:
+        # The tool measures ([campaign] run), with provenance: never numbers typed in.
+        return "--run"
     return " ".join(f"--measure {n}=X" for n in campaign.table(config).measurements)
 
 
@@ -337,6 +340,17 @@ class CampaignPreset(Preset):
             record = f"git ledger candidate record --commit {sha[:12]}"
             # Kept, it would carry what deliver does not ship: it can only be rejected.
             carried = evidence.measured_with(ctx, camp, sha)
+            if cfg.run:
+                # record --run refuses on the same rule: the script the run would use.
+                stale = evidence.script_blob_differs(
+                    ctx, camp, evidence.instrument(ctx, camp, sha)[0]
+                )
+                if stale is not None:
+                    return _action(
+                        "benchmark-adjust",
+                        stale.fix.split(" (")[0],
+                        f"[{stale.rule}] {stale.message}",
+                    )
             if carried:
                 verdicts = "rejected"
                 why_only = f"; only 'rejected' is open to it: {carried[0].message}"

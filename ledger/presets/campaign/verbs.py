@@ -99,6 +99,18 @@ def candidate() -> None:
     metavar="TEXT",
     help="Why this change must win over an equal-gain candidate with a smaller diff.",
 )
+@click.option(
+    "--run",
+    "run",
+    is_flag=True,
+    help="Measure by running [campaign] run at the commit (in a temporary worktree).",
+)
+@click.option(
+    "--repeats",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Runs of --run (default [campaign] run_repeats).",
+)
 @json_option
 @pass_ctx
 def candidate_record(
@@ -114,11 +126,14 @@ def candidate_record(
     notes: str | None,
     kind: str | None,
     larger_diff_reason: str | None,
+    run: bool,
+    repeats: int | None,
     as_json: bool,
 ) -> int:
     """Record one candidate verdict with every measurement; regenerates the views.
 
-    The four flags are aliases of --measure speed=..., --measure accel_mem_gb=..., etc."""
+    The four flags are aliases of --measure speed=..., --measure accel_mem_gb=..., etc.;
+    --run measures instead: [campaign] run at the commit, with its provenance."""
     from ledger.presets.campaign import commands as command
 
     aliases: dict[str, str | None] = {
@@ -138,6 +153,8 @@ def candidate_record(
         as_json=as_json,
         kind=kind,
         larger_diff_reason=larger_diff_reason,
+        run=run,
+        repeats=repeats,
     )
 
 
