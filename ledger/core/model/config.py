@@ -240,6 +240,19 @@ class CampaignTable(_Table):
     scope: list[str] = Field(default_factory=list)
     # The measuring script: commits that change it are delivered with the promoted ones.
     benchmark_script: str | None = None
+    # The measuring command `candidate record --run` starts (an argv, never a shell) at the
+    # candidate's commit in a temporary worktree; it prints one JSON object of measurements.
+    run: list[str] | None = None
+    run_repeats: int = Field(default=3, ge=1)
+    # Environment facts recorded with every run: name = the argv of a version command.
+    environment: dict[str, list[str]] = Field(default_factory=dict)
+
+    @field_validator("run")
+    @classmethod
+    def _run_argv(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and not value:
+            raise ValueError('must be a non-empty argv list, e.g. ["python3", "bench.py"]')
+        return value
 
     @field_validator("owner_env", mode="before")
     @classmethod

@@ -22,6 +22,7 @@ import re
 
 from ledger.core import gitcli
 from ledger.core.context import Context
+from ledger.core.errors import BadInput
 from ledger.core.findings import Finding
 from ledger.core.store import TRAILER_TRANSITION
 from ledger.presets.campaign import loop as campaign
@@ -79,6 +80,44 @@ def script_changed(ctx: Context, camp: Campaign) -> Finding | None:
         "numbers measured with it are not comparable with the epoch's",
         "git ledger benchmark adjust --reason TEXT, then re-measure the base and the head",
     )
+
+
+def script_blob_differs(ctx: Context, camp: Campaign, blob: str | None) -> Finding | None:
+    """A run measured with a benchmark script (blob id ``blob``) other than the current
+    epoch's: refused until ``benchmark adjust`` (the epoch's script is the one of the
+    commit that opened it, else the one at HEAD while no base is recorded)."""
+    script = campaign.table(ctx.config).benchmark_script
+    if not script:
+        return None
+    start = epoch_start(ctx, camp)
+    epoch_blob = ctx.store.snapshot(start).blob_id(script)
+    if blob == epoch_blob:
+        return None
+    return Finding(
+        "benchmark-changed",
+        f"the run measured with {script} at blob {(blob or 'none')[:10]}, but benchmark "
+        f"epoch {camp.epoch} measures with blob {(epoch_blob or 'none')[:10]}: its numbers "
+        "are not comparable with the epoch's",
+        "git ledger benchmark adjust --reason TEXT (then re-measure the base and the head), "
+        "or measure a commit that has the epoch's script",
+    )
+
+
+def instrument(ctx: Context, camp: Campaign, sha: str) -> tuple[str | None, bytes | None]:
+    """The benchmark script a run at ``sha`` measures with: its blob id, and the bytes to
+    put in the run's worktree when ``sha`` is older than the epoch (the base re-measured
+    after ``benchmark adjust`` runs the epoch's script, not the one it was committed with).
+    A newer commit runs its own script, which ``script_blob_differs`` then judges."""
+    script = campaign.table(ctx.config).benchmark_script
+    if not script:
+        return None, None
+    start = epoch_start(ctx, camp) or ctx.store.resolve(None)
+    then = ctx.store.snapshot(start)
+    own = ctx.store.snapshot(sha).blob_id(script)
+    epoch_blob = then.blob_id(script)
+    if own != epoch_blob and start and sha != start and ctx.store.is_ancestor(sha, start):
+        return epoch_blob, then.read(script)
+    return own, None
 
 
 def code_paths(ctx: Context, paths: list[str]) -> list[str]:
@@ -222,6 +261,41 @@ def measured_with(ctx: Context, camp: Campaign, sha: str) -> list[Finding]:
                 )
             )
     return found
+
+
+def measure_change(ctx: Context, sha: str, declared: str | None) -> tuple[str, dict[str, int]]:
+    """The kind and the size of ``sha``'s own change (against its first parent)."""
+    from ledger.presets.campaign.invasive import KINDS, infer_kind
+
+    # -z keeps any file name whole; --no-renames counts a move as what it rewrites;
+    # --root gives a first commit its whole tree as its change.
+    out = gitcli.output(
+        ["diff-tree", "-r", "-z", "--numstat", "--no-renames", "--root", "--no-commit-id", sha],
+        ctx.store.require_workdir(),
+    )
+    fields = out.split("\0")
+    sizes: dict[str, int] = {}
+    for field in fields:
+        parts = field.strip("\n").split("\t", 2)
+        if len(parts) != 3:
+            continue
+        added, removed, path = parts
+        # A binary file has no line count ("-"): it counts as one changed line.
+        sizes[path] = int(added) + int(removed) if added.isdigit() and removed.isdigit() else 1
+    paths = code_paths(ctx, sorted(sizes))
+    kind = infer_kind(paths)
+    if declared is not None:
+        if declared not in KINDS:
+            raise BadInput(f"--kind {declared!r} is not a kind", f"one of {', '.join(KINDS)}")
+        if KINDS.index(declared) < KINDS.index(kind) and not (
+            {declared, kind} == {"setting", "dependency"}
+        ):
+            raise BadInput(
+                f"--kind {declared}: {sha[:10]} changes {', '.join(paths[:3])}, a {kind} change",
+                f"record it as --kind {kind} (a kind is read from the files, not declared less)",
+            )
+        kind = declared
+    return kind, {"files": len(paths), "lines": sum(sizes[p] for p in paths)}
 
 
 def outstanding(ctx: Context, camp: Campaign) -> list[Finding]:

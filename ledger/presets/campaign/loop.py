@@ -64,6 +64,14 @@ class Candidate:
     repeats: dict[str, list[float]] = field(default_factory=dict)
     # The target against the head when it was recorded (judge.Judgement.as_dict).
     comparison: dict[str, Any] | None = None
+    # setting | dependency | code, and the size of its change ({"files": n, "lines": m}):
+    # both read from git when it was recorded (:mod:`ledger.presets.campaign.invasive`).
+    kind: str = "code"
+    diff: dict[str, int] | None = None
+    # Why a larger change won over an equal-gain smaller one (the less-invasive rule).
+    larger_diff_reason: str = ""
+    # The measuring command, the script's blob, the code commit, the environment facts.
+    provenance: dict[str, Any] | None = None
 
     def number(self, name: str) -> float | None:
         value = self.measurements.get(name)
@@ -215,6 +223,10 @@ def load(config: LedgerConfig, snap: Snapshot, store: Store | None = None) -> Ca
                 notes=entry.notes,
                 repeats={k: list(v) for k, v in entry.repeats.items()},
                 comparison=dict(entry.comparison) if entry.comparison else None,
+                kind=entry.kind,
+                diff=dict(entry.diff) if entry.diff is not None else None,
+                larger_diff_reason=entry.larger_diff_reason,
+                provenance=dict(entry.provenance) if entry.provenance else None,
             )
         )
     camp.candidates.sort(key=lambda c: (c.seq, c.path))
@@ -264,6 +276,13 @@ def candidate_bytes(c: Candidate) -> bytes:
         data["repeats"] = c.repeats
     if c.comparison is not None:
         data["comparison"] = c.comparison
+    if c.diff is not None:
+        data["kind"] = c.kind
+        data["diff"] = c.diff
+    if c.larger_diff_reason:
+        data["larger_diff_reason"] = c.larger_diff_reason
+    if c.provenance is not None:
+        data["provenance"] = c.provenance
     return dump_json(data).encode()
 
 
@@ -417,6 +436,12 @@ def report_text(camp: Campaign, summary: str) -> str:
             line += f"; notes: {c.notes}"
         if c.comparison:
             line += f"; judged: {describe(c.comparison)}"
+        if c.diff is not None:
+            line += (
+                f"; {c.kind} change of {c.diff.get('files')} file(s), {c.diff.get('lines')} line(s)"
+            )
+        if c.larger_diff_reason:
+            line += f"; larger change kept because: {c.larger_diff_reason}"
         lines.append(line)
     lines += ["", "## Benchmark adjustments", ""]
     lines += [f"- adjustment {e['epoch']}: {e['reason']}" for e in camp.adjustments()] or ["- none"]

@@ -24,6 +24,12 @@ class CandidateEntry(LoopEntry):
     notes: str = ""
     repeats: dict[str, list[float]] = Field(default_factory=dict)
     comparison: dict[str, Any] | None = None
+    # What the candidate changes, from git at record time (ledger.presets.campaign.invasive).
+    kind: str = Field(default="code", pattern=r"^(setting|dependency|code)$")
+    diff: dict[str, int] | None = None
+    larger_diff_reason: str = ""
+    # How it was measured when the tool ran the measuring command ([campaign] run).
+    provenance: dict[str, Any] | None = None
 
 
 class AdjustmentEntry(LoopEntry):

@@ -34,7 +34,35 @@ def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, A
 
 
 def measure_flags(config: LedgerConfig) -> str:
+    if campaign.table(config).run:
+        # The tool measures ([campaign] run), with provenance: never numbers typed in.
+        return "--run"
     return " ".join(f"--measure {n}=X" for n in campaign.table(config).measurements)
+
+
+def _less_invasive(ctx: Context, camp: campaign.Campaign, sha: str, bar: dict[str, Any]) -> str:
+    """The kept candidates ``sha`` must beat beyond noise to be promoted: those the
+    less-invasive rule (:func:`ledger.presets.campaign.rules.less_invasive_problems`)
+    would prefer on an equal gain, measured on the same function."""
+    from dataclasses import replace
+
+    from ledger.presets.campaign import evidence, invasive
+    from ledger.presets.campaign.rules import equal_gain_rivals
+
+    kind, diff = evidence.measure_change(ctx, sha, None)
+    rivals = equal_gain_rivals(camp)
+    stub = replace(rivals[-1], commit=sha, kind=kind, diff=diff, larger_diff_reason="")
+    smaller = [
+        c for c in rivals if invasive.against(stub, c) in (invasive.MORE_KIND, invasive.MORE)
+    ]
+    if not smaller:
+        return ""
+    bar["less_invasive"] = [{"commit": c.commit, "kind": c.kind, "diff": c.diff} for c in smaller]
+    named = ", ".join(f"{c.commit[:10]} ({invasive.size(c)})" for c in smaller[-3:])
+    return (
+        f"; [less-invasive] {sha[:10]} is a {invasive.size(stub)}: it is promoted only if "
+        f"it beats {named} beyond noise (on an equal gain the less invasive change wins)"
+    )
 
 
 class CampaignPreset(Preset):
@@ -312,6 +340,17 @@ class CampaignPreset(Preset):
             record = f"git ledger candidate record --commit {sha[:12]}"
             # Kept, it would carry what deliver does not ship: it can only be rejected.
             carried = evidence.measured_with(ctx, camp, sha)
+            if cfg.run:
+                # record --run refuses on the same rule: the script the run would use.
+                stale = evidence.script_blob_differs(
+                    ctx, camp, evidence.instrument(ctx, camp, sha)[0]
+                )
+                if stale is not None:
+                    return _action(
+                        "benchmark-adjust",
+                        stale.fix.split(" (")[0],
+                        f"[{stale.rule}] {stale.message}",
+                    )
             if carried:
                 verdicts = "rejected"
                 why_only = f"; only 'rejected' is open to it: {carried[0].message}"
@@ -361,6 +400,8 @@ class CampaignPreset(Preset):
         )
         notes: dict[str, Any] = {}
         rivals = equal_gain_rivals(camp) if "promoted" in verdicts else []
+        if rivals and unrecorded:
+            why += _less_invasive(ctx, camp, str(unrecorded[-1].evidence["commit"]), bar)
         if rivals:
             # The equal-gains rule needs the notes, and only the measurement says whether
             # it applies: the command carries them whenever a promotion could tie.

@@ -80,9 +80,9 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
         )
     elif new.verdict == "promoted" and not (
         verdict.outcome == IMPROVED
-        # Equal to a kept rival (not the base): the equal-gains rule below decides,
-        # on the notes that say why the less invasive change won.
-        or (verdict.outcome == NOISE and head.verdict != "base" and new.notes.strip())
+        # Equal to a kept rival (not the base): the less-invasive rule below decides,
+        # on the sizes and kinds of the two changes as git measured them.
+        or (verdict.outcome == NOISE and head.verdict != "base")
     ):
         fix = (
             "record it as held (--verdict held --reason ...)"
@@ -113,23 +113,7 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
             )
         )
     if new.verdict == "promoted" and value is not None:
-        for other in equal_gain_rivals(camp):
-            other_value = other.number(target)
-            if (
-                other.commit != new.commit
-                and other_value is not None
-                and abs(other_value - value) <= cfg.noise_floor
-                and "invasive" not in new.notes.lower()
-            ):
-                found.append(
-                    Finding(
-                        "equal-gains",
-                        f"{other.commit[:10]} ({other.verdict}) has an equal '{target}' "
-                        f"({other_value:g} vs {value:g})",
-                        "say in --notes why the less invasive one won",
-                    )
-                )
-                break
+        found += less_invasive_problems(camp, new)
     correctness = new.number("correctness")
     if "correctness" in cfg.measurements:
         if correctness is None:
@@ -154,9 +138,68 @@ def promotion_problems(camp: Campaign, new: Candidate) -> list[Finding]:
 
 def equal_gain_rivals(camp: Campaign) -> list[Candidate]:
     """The candidates of this benchmark epoch a promotion may tie with (promoted or held):
-    a promotion whose target is within the noise floor of one of them must say in
-    ``--notes`` why the less invasive one won, so ``next`` asks for notes while any exist."""
+    a promotion whose target is within noise of one of them must be the less invasive
+    change (:func:`less_invasive_problems`), so ``next`` names them while any exist."""
     return [c for c in camp.current() if c.verdict in ("promoted", "held")]
+
+
+def equal_gain_ties(camp: Campaign, new: Candidate) -> list[Candidate]:
+    """The kept candidates of this epoch whose target is within noise of ``new``'s (the
+    judgement :func:`ledger.presets.campaign.judge.judge` states)."""
+    from ledger.presets.campaign.judge import NOISE, judge
+
+    ties = []
+    for other in equal_gain_rivals(camp):
+        verdict = judge(camp, new, other) if other.commit != new.commit else None
+        if verdict is not None and verdict.outcome == NOISE:
+            ties.append(other)
+    return ties
+
+
+def less_invasive_problems(camp: Campaign, new: Candidate) -> list[Finding]:
+    """Less invasive wins by measure: promoted over an equal-gain rival, ``new`` must
+    not be code against a setting or a dependency, nor a larger diff (unless its
+    ``--larger-diff-reason`` says why), and when neither is smaller its ``--notes``
+    say why it won. ``next`` states the rivals a known commit must beat on
+    :func:`ledger.presets.campaign.invasive.against` too."""
+    from ledger.presets.campaign import invasive
+    from ledger.presets.campaign.loop import table
+
+    found: list[Finding] = []
+    for other in equal_gain_ties(camp, new):
+        standing = invasive.against(new, other)
+        rival = f"{other.commit[:10]} ({other.verdict}, {invasive.size(other)})"
+        equal = f"an equal gain in '{table(camp.config).target_metric}' within noise"
+        if standing == invasive.MORE_KIND:
+            found.append(
+                Finding(
+                    "less-invasive",
+                    f"{new.commit[:10]} is a code change and {rival} has {equal}: "
+                    f"a code change is not promoted over a {other.kind} change",
+                    "record it as held or rejected; the less invasive change stays the head",
+                )
+            )
+        elif standing == invasive.MORE and not new.larger_diff_reason.strip():
+            found.append(
+                Finding(
+                    "less-invasive",
+                    f"{new.commit[:10]} ({invasive.size(new)}) is larger than {rival}, "
+                    f"which has {equal}: the smaller diff is promoted",
+                    "record it as held or rejected, or say why the larger change must win: "
+                    "--larger-diff-reason TEXT",
+                )
+            )
+        elif standing in (invasive.EQUAL, invasive.UNKNOWN) and not new.notes.strip():
+            found.append(
+                Finding(
+                    "equal-gains",
+                    f"{rival} has {equal} and a change as large as {new.commit[:10]}'s",
+                    "say in --notes why this one won",
+                )
+            )
+        if found:
+            break
+    return found
 
 
 def frozen_settings(camp: Campaign) -> list[FrozenSetting]:

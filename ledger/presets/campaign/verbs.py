@@ -87,6 +87,30 @@ def candidate() -> None:
 @click.option(
     "--notes", default=None, help="Notes (say why the less invasive one won, on equal gains)."
 )
+@click.option(
+    "--kind",
+    default=None,
+    type=click.Choice(["setting", "dependency", "code"]),
+    help="What the commit changes (default: read from its files; never less than they show).",
+)
+@click.option(
+    "--larger-diff-reason",
+    default=None,
+    metavar="TEXT",
+    help="Why this change must win over an equal-gain candidate with a smaller diff.",
+)
+@click.option(
+    "--run",
+    "run",
+    is_flag=True,
+    help="Measure by running [campaign] run at the commit (in a temporary worktree).",
+)
+@click.option(
+    "--repeats",
+    default=None,
+    type=click.IntRange(min=1),
+    help="Runs of --run (default [campaign] run_repeats).",
+)
 @json_option
 @pass_ctx
 def candidate_record(
@@ -100,11 +124,16 @@ def candidate_record(
     correctness: str | None,
     extra: tuple[str, ...],
     notes: str | None,
+    kind: str | None,
+    larger_diff_reason: str | None,
+    run: bool,
+    repeats: int | None,
     as_json: bool,
 ) -> int:
     """Record one candidate verdict with every measurement; regenerates the views.
 
-    The four flags are aliases of --measure speed=..., --measure accel_mem_gb=..., etc."""
+    The four flags are aliases of --measure speed=..., --measure accel_mem_gb=..., etc.;
+    --run measures instead: [campaign] run at the commit, with its provenance."""
     from ledger.presets.campaign import commands as command
 
     aliases: dict[str, str | None] = {
@@ -122,6 +151,10 @@ def candidate_record(
         aliases=aliases,
         notes=notes,
         as_json=as_json,
+        kind=kind,
+        larger_diff_reason=larger_diff_reason,
+        run=run,
+        repeats=repeats,
     )
 
 

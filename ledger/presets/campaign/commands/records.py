@@ -30,13 +30,21 @@ def candidate_record(
     aliases: dict[str, str | None],
     notes: str | None,
     as_json: bool,
+    kind: str | None = None,
+    larger_diff_reason: str | None = None,
+    run: bool = False,
+    repeats: int | None = None,
 ) -> int:
     ctx = open_campaign(cwd)
     if verdict not in campaign.VERDICTS:
         raise BadInput(f"unknown verdict {verdict!r}", f"one of {', '.join(campaign.VERDICTS)}")
     if verdict in ("rejected", "promoted", "held") and not (reason or "").strip():
         raise BadInput(f"a {verdict} candidate needs --reason", f"say why it was {verdict}")
-    values, repeats = campaign.parse_repeats(ctx.config, measures, aliases)
+    given = measures or any(v is not None for v in aliases.values())
+    if given and run:
+        raise BadInput("--run measures the candidate itself", "give --run or the measurements")
+    if repeats is not None and not run:
+        raise BadInput("--repeats is the number of runs of --run", "add --run, or drop --repeats")
     sha = ctx.store.resolve(commit)
     if sha is None:
         raise BadInput(f"unknown commit {commit!r}", "give the candidate's commit (sha or ref)")
@@ -45,6 +53,23 @@ def candidate_record(
             f"{sha[:10]} is a ledger transition, not a candidate",
             "commit the candidate's code, then record that commit",
         )
+    from ledger.presets.campaign.evidence import measure_change
+
+    change_kind, diff = measure_change(ctx, sha, kind)
+    provenance = None
+    if run:
+        from ledger.presets.campaign import runner
+        from ledger.presets.campaign.evidence import instrument, script_blob_differs
+
+        now = campaign.load(ctx.config, ctx.store.snapshot())
+        blob, overlay = instrument(ctx, now, sha)
+        # Refused before anything runs, and again when it is recorded (the same rule).
+        stale = script_blob_differs(ctx, now, blob)
+        if stale is not None:
+            raise Refused.of([stale])
+        measures, provenance = runner.measure(ctx, sha, repeats, blob, overlay)
+        aliases = {}
+    values, repeats_of = campaign.parse_repeats(ctx.config, measures, aliases)
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap, ctx.store)
@@ -59,6 +84,12 @@ def candidate_record(
         changed = script_changed(ctx, camp)
         if changed is not None:
             raise Refused.of([changed])
+        if provenance is not None:
+            from ledger.presets.campaign.evidence import script_blob_differs
+
+            stale = script_blob_differs(ctx, camp, provenance["script_blob"])
+            if stale is not None:
+                raise Refused.of([stale])
         existing_base = camp.base()
         if verdict == "base" and existing_base is not None:
             raise BadInput(
@@ -83,7 +114,11 @@ def candidate_record(
             reason=(reason or "").strip(),
             measurements=values,
             notes=(notes or "").strip(),
-            repeats=repeats,
+            repeats=repeats_of,
+            kind=change_kind,
+            diff=diff,
+            larger_diff_reason=(larger_diff_reason or "").strip(),
+            provenance=provenance,
         )
         if verdict in ("promoted", "held"):
             from ledger.presets.campaign.evidence import measured_with
@@ -117,6 +152,8 @@ def candidate_record(
             "commit": commit_id,
             "candidate": sha,
             "verdict": verdict,
+            "measurements": values,
+            "provenance": provenance,
             "comparison": judgements[-1] if judgements else None,
         },
         line + (f"\n{judgements[-1]}" if judgements else ""),
