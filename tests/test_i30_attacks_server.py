@@ -27,7 +27,7 @@ def test_an_unrelated_rewrite_without_a_ledger_at_its_tip_is_judged(
             "filter-branch",
             "-f",
             "--tree-filter",
-            f"test -f {SEED1} && sed -i 's/\"score\": [0-9.]*/\"score\": 99.0/' {SEED1} || true",
+            f'test -f {SEED1} && sed -i \'s/"score": [0-9.]*/"score": 99.0/\' {SEED1} || true',
             "--env-filter",
             "GIT_AUTHOR_DATE='2001-01-01T00:00:00'; export GIT_AUTHOR_DATE",
             "HEAD",
