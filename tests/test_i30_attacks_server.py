@@ -73,3 +73,31 @@ def test_deleting_the_branch_then_pushing_a_shorter_one_is_refused(
     assert push(published, "HEAD:refs/heads/keep").returncode == 0
     again = push(published, ":refs/heads/main")
     assert again.returncode == 0, again.stderr
+
+
+def test_a_witness_on_a_commit_that_only_claims_to_register_is_refused(
+    published: Repo,  # noqa: F811
+) -> None:
+    """An empty commit whose trailers say "register V2", on a branch of its own, with a
+    witness for it: the owner's honest V2 would then read as rewritten."""
+    message = "docs: x\n\nLedger-Transition: register\nLedger-Step: V2"
+    forged = hand_commit(published, message, allow_empty=True)
+    published.git("update-ref", "refs/ledger/witness/V2", forged)
+    before = remote_refs(published)
+    done = push(published, "HEAD:refs/heads/squat", "refs/ledger/witness/V2:refs/ledger/witness/V2")
+    assert done.returncode != 0 and "[witness]" in done.stderr, done.stderr
+    assert remote_refs(published) == before
+
+
+def test_a_witness_pushed_after_its_branch_is_accepted(published: Repo) -> None:  # noqa: F811
+    from tests.helpers import register
+
+    published.ok("conclude", "V1", "--verdict", "refuted", "--next", "x", "--override", "t")
+    url = published.git("remote", "get-url", "origin").strip()
+    published.git("remote", "set-url", "origin", url + ".gone")  # no push at registration
+    assert register(published, "V2").code == 0
+    published.git("remote", "set-url", "origin", url)
+    assert "V2" not in remote_refs(published)
+    assert push(published, "HEAD:refs/heads/main").returncode == 0
+    done = push(published, "refs/ledger/witness/V2:refs/ledger/witness/V2")
+    assert done.returncode == 0, done.stderr

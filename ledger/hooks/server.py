@@ -16,7 +16,7 @@ from ledger.core.context import load_config
 from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
 from ledger.core.model.config import LedgerConfig
-from ledger.core.store import TRAILER_STEP, TRAILER_TRANSITION, Store
+from ledger.core.store import TRAILER_TRANSITION, Store
 from ledger.core.verify import WITNESS, verify
 
 ZERO = "0" * 40
@@ -154,16 +154,21 @@ def _orphan_witnesses(
     """A witness names a registration: one for an id no branch registered there would make
     the owner's honest registration read as rewritten once it comes."""
     found = []
+    scanned = False
     for vid, target in sorted(incoming.items()):
         if target in registered.get(vid, set()):
             continue
-        info = store.commit_info(target) if store.has_commit(target) else None
-        ok = (
-            info is not None
-            and info.trailer(TRAILER_STEP) == vid
-            and info.trailer(TRAILER_TRANSITION) in ("register", "rename", "matrix-register")
-            and any(store.is_ancestor(target, h) or target == h for h in heads)
-        )
+        # A branch already here may hold it (the witness pushed after its branch). What
+        # counts is the registration history shows, never a commit's trailers: an empty
+        # commit that says "register V2" registers nothing.
+        for head in heads if not scanned else ():
+            loaded = load_config(store, store.snapshot(head)) or _ledger_in_history(store, head)
+            if loaded is not None and store.has_commit(head):
+                report = verify(store, loaded[0], loaded[1], head)
+                for other, commit in report.registrations.items():
+                    registered.setdefault(other, set()).add(commit)
+        scanned = True
+        ok = target in registered.get(vid, set())
         if not ok:
             found.append(
                 Finding(
