@@ -54,6 +54,26 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
             and reverted.trailer(TRAILER_TRANSITION) in RESULT_KINDS
             and (path, None, old) in r.diff(reverted)
         ):
+            current = versions.get(vid)
+            slot = _SLOT.search(path)
+            if (
+                current is not None
+                and "c" in current[3]
+                and "v" not in current[3]
+                and not (slot and int(slot.group(1)) >= REMEASURE_SLOT)
+            ):
+                # The verdict stated its n and its numbers: the evidence behind it is
+                # fixed (and a confirmed version's results are the standing baseline).
+                r.finding(
+                    c,
+                    path,
+                    "append-only-results",
+                    f"a result of {vid} was withdrawn after its conclusion, which it informed",
+                    f"restore it (git revert {c.id[:10]}); a concluded version's evidence "
+                    f"is fixed (git ledger void {vid} --reason ... if it cannot count)",
+                    vid,
+                )
+                return
             r.note(c, "withdrawn", vid, path, f"withdrawn: {withdrawn_reason(c.message)}")
             return
         # Pending: a finding unless the same bytes come back before its verdict.
