@@ -29,7 +29,7 @@ REPORT_FILE = "verify-report.json"
 # checks (history_checks: the batches trace, meta.json). 6: a transition is checked
 # against what its verb could have written (second conclusions, renames, merges). 7: the
 # ledger's place (config file, dir, id_prefix, preset) never changes. 8: no result is
-# withdrawn after its conclusion.
+# withdrawn or replaced after its conclusion.
 RULES_VERSION = 8
 
 # The report :func:`load` last accepted (or :func:`save` last made), per state dir:
