@@ -174,6 +174,11 @@ def test_a_shallow_clone_of_any_depth_exits_2_with_the_fix_and_unshallow_verifie
     status = shallow.run("status", "--json")
     assert status.code == 0 and status.json()["history"][0]["rule"] == "cannot-verify"
     shallow.git("fetch", "-q", "--unshallow")
+    # Issue 30: a clone also fetches the witnesses before it can verify registrations.
+    assert shallow.run("verify").code == 2
+    spec = "+refs/ledger/witness/*:refs/ledger/remotes/origin/witness/*"
+    shallow.git("config", "--add", "remote.origin.fetch", spec)
+    shallow.git("fetch", "-q", "origin")
     assert shallow.run("verify").code == 0
 
 

@@ -98,13 +98,18 @@ def _incremental(top: Path, common: Path, git_dir: Path, head: str) -> Report | 
 
 
 def run(cwd: Path, rev_range: str | None, as_json: bool) -> int:
+    from ledger.core.verify.witness import require_witnesses, witnesses_absent
+
     found = None if rev_range else _locate(cwd)
     if found is not None:
-        cached = _from_cache(found[1], found[3])
+        # A saved report does not say which registrations history holds: a clone without
+        # witnesses replays, so it can say the witness check cannot be made (exit 2).
+        cached = _from_cache(found[1], found[3]) if witnesses_absent(cwd) is None else None
         if cached is not None:
             return _print(*cached, as_json)
         report = _incremental(*found)
         if report is not None:
+            require_witnesses(cwd, report.registrations)
             return _print(
                 report.tip,
                 [f.as_json() for f in report.findings],
@@ -128,6 +133,7 @@ def run(cwd: Path, rev_range: str | None, as_json: bool) -> int:
             resolved = store.resolve(start)
             since = [resolved] if resolved else []
     report = verify(store, ctx.config, ctx.config_file, tip, since)
+    require_witnesses(cwd, report.registrations)
     return _print(
         report.tip,
         [f.as_json() for f in report.findings],

@@ -27,8 +27,10 @@ REPORT_FILE = "verify-report.json"
 # (:data:`ledger.core.verify.engine.CACHE_VERSION`): a report saved by other rules is not
 # read. 4: a re-measurement is a kind of transition of its own. 5: a preset's content
 # checks (history_checks: the batches trace, meta.json). 6: a transition is checked
-# against what its verb could have written (second conclusions, renames, merges).
-RULES_VERSION = 6
+# against what its verb could have written (second conclusions, renames, merges). 7: the
+# ledger's place (config file, dir, id_prefix, preset) never changes. 8: no result is
+# withdrawn or replaced after its conclusion.
+RULES_VERSION = 8
 
 # The report :func:`load` last accepted (or :func:`save` last made), per state dir:
 # :func:`load_notes` gives its notes, so findings and notes come from one report.

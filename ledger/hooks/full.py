@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from ledger.core.context import Context, load_config, open_context
+from ledger.core.context import Context, open_context
 from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
 from ledger.core.history import frozen_part
@@ -20,7 +20,7 @@ from ledger.core.model.config import LedgerConfig
 from ledger.core.model.documents import decode_text, get_block, parse_document
 from ledger.core.state import LedgerState, classify
 from ledger.core.store import TRAILER_STEP, TRAILER_TRANSITION, Snapshot, Store
-from ledger.core.verify import WITNESS, verify
+from ledger.core.verify import verify
 from ledger.presets.versions.rules import registration_blockers
 from ledger.presets.versions.views import drift, readme_path, readme_views
 
@@ -61,6 +61,8 @@ def _registration(store: Store, steps: set[str]) -> str:
 def run(check: str, staged: list[str], **kwargs: str) -> int:
     stage = check.replace("_", "-")
     if check in ("pre_receive", "update"):
+        from ledger.hooks.server import server_side
+
         return server_side(stage, kwargs.get("refs", ""))
     try:
         ctx = open_context(Path("."))
@@ -327,143 +329,3 @@ def _verified(
         Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}".replace(" : ", ": "), f.fix)
         for f in report.findings
     ]
-
-
-def server_side(stage: str, refs: str) -> int:
-    """pre-receive (refs on stdin) or update (REF OLD NEW): verify what is pushed."""
-    if stage == "update":
-        parts = refs.split()
-        updates = [(parts[1], parts[2], parts[0])] if len(parts) == 3 else []
-    else:
-        updates = []
-        for line in sys.stdin.read().splitlines():
-            parts = line.split()
-            if len(parts) == 3:
-                updates.append((parts[0], parts[1], parts[2]))
-    # The pushed history is judged as written: a refs/replace/* object (pushed earlier, or
-    # with this push) must not stand in for a commit in any git this hook starts.
-    os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
-    try:
-        found = receive(Store("."), updates)
-    except LedgerError as exc:
-        sys.stderr.write(f"git-ledger {stage} refused: {exc.one_line()}\n")
-        return 1
-    for finding in found:
-        sys.stderr.write(f"git-ledger {stage} refused: {finding.line()}\n")
-    return 1 if found else 0
-
-
-def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
-    """Findings for a push of ``updates`` ((old, new, ref)) into ``store``."""
-    found: list[Finding] = []
-    incoming: dict[str, str] = {}
-    for old, new, ref in updates:
-        if ref.startswith("refs/replace/"):
-            found.append(
-                Finding(
-                    "replace-refs",
-                    f"{ref}: a replace ref makes git show one commit in place of another, "
-                    "which would hide a rewritten ledger from every reader",
-                    "push without refs/replace/* (git push REMOTE BRANCH)",
-                )
-            )
-        elif ref.startswith(WITNESS):
-            if old != ZERO:
-                found.append(
-                    Finding(
-                        "witness",
-                        f"{ref} exists here ({old[:10]}): a witness is never moved or deleted",
-                        "push the original history; a rewritten registration cannot replace it",
-                    )
-                )
-            else:
-                incoming[ref[len(WITNESS) :]] = new
-    heads = list(store.refs("refs/heads/").values())
-    registered: dict[str, set[str]] = {}
-    for old, new, ref in updates:
-        if not ref.startswith("refs/heads/") or new == ZERO:
-            continue
-        loaded = load_config(store, store.snapshot(new))
-        if loaded is None and old != ZERO and store.has_commit(old):
-            # A branch that carried a ledger stays judged by it: a push whose tip drops
-            # ledger.toml drops the ledger's history with it.
-            loaded = load_config(store, store.snapshot(old))
-        if loaded is None:
-            # A new branch whose tip dropped the ledger it grew from: judged by the ledger
-            # of the branch it shares history with.
-            loaded = next(
-                (
-                    theirs
-                    for head in heads
-                    if store.repo.merge_base(head, new) is not None
-                    and (theirs := load_config(store, store.snapshot(head))) is not None
-                ),
-                None,
-            )
-        if loaded is None:
-            continue
-        config, config_file = loaded
-        if old != ZERO and store.has_commit(old) and not store.is_ancestor(old, new):
-            dropped = [
-                c for c in store.walk_new(old, [new]) if c.trailer(TRAILER_TRANSITION) is not None
-            ]
-            if dropped:
-                found.append(
-                    Finding(
-                        "rewritten-history",
-                        f"{ref} would lose {len(dropped)} ledger transition(s), e.g. "
-                        f"{dropped[-1].id[:10]} ({dropped[-1].subject}): history is append-only",
-                        "merge instead of force-pushing (git pull --no-rebase, or git ledger sync)",
-                    )
-                )
-        since = [old] if old != ZERO and store.has_commit(old) else heads
-        report = verify(store, config, config_file, new, since)
-        found += [
-            Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}", f.fix)
-            for f in report.findings
-        ]
-        for vid, commit in report.registrations.items():
-            registered.setdefault(vid, set()).add(commit)
-        for vid, target in incoming.items():
-            reg = report.registrations.get(vid)
-            if reg is not None and reg != target:
-                found.append(
-                    Finding(
-                        "witness",
-                        f"the witness pushed for {vid} ({target[:10]}) is not its registration "
-                        f"in {ref} ({reg[:10]})",
-                        "push the registration's own witness",
-                    )
-                )
-    tips = heads + [new for _old, new, ref in updates if ref.startswith("refs/heads/")]
-    found += _orphan_witnesses(store, incoming, registered, [t for t in tips if t != ZERO])
-    return found
-
-
-def _orphan_witnesses(
-    store: Store, incoming: dict[str, str], registered: dict[str, set[str]], heads: list[str]
-) -> list[Finding]:
-    """A witness names a registration: one for an id no branch registered there would make
-    the owner's honest registration read as rewritten once it comes."""
-    found = []
-    for vid, target in sorted(incoming.items()):
-        if target in registered.get(vid, set()):
-            continue
-        info = store.commit_info(target) if store.has_commit(target) else None
-        ok = (
-            info is not None
-            and info.trailer(TRAILER_STEP) == vid
-            and info.trailer(TRAILER_TRANSITION) in ("register", "rename", "matrix-register")
-            and any(store.is_ancestor(target, h) or target == h for h in heads)
-        )
-        if not ok:
-            found.append(
-                Finding(
-                    "witness",
-                    f"{WITNESS}{vid} names {target[:10]}, which is no registration of {vid} "
-                    "on a branch pushed here",
-                    "push the branch that registers it with its witness "
-                    "(git ledger sync), or do not push the witness",
-                )
-            )
-    return found

@@ -65,7 +65,13 @@ from ledger.core.verify.findings import (
     withdrawn_reason,
 )
 from ledger.core.verify.gitlog import log_changes
-from ledger.core.verify.queries import frozen_config, registration, require_clean, reserved_ids
+from ledger.core.verify.queries import (
+    frozen_config,
+    ingest_config,
+    registration,
+    require_clean,
+    reserved_ids,
+)
 from ledger.core.verify.registrations import STARTS, frozen_of
 from ledger.core.verify.replay import VState
 from ledger.core.verify.results import (
@@ -97,6 +103,7 @@ __all__ = [
     "frozen_config",
     "frozen_of",
     "history_notes",
+    "ingest_config",
     "kind_of",
     "log_changes",
     "registration",

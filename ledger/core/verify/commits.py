@@ -37,7 +37,11 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
             entries = True
         elif path == r.config_file:
             state["hk"] = r.hook_rules(new)
+            layout_change(r, c, path, old, new, opened)
             config_change(r, c, state, kind, old, new, opened, len(changes))
+        elif path == CONFIG_FILES[0]:
+            # ledger.toml when the tip reads pyproject.toml: it was the configuration then.
+            layout_change(r, c, path, old, new, opened)
         elif not is_free(path, free):
             code.append(path)
     if code and kind is None:
@@ -88,6 +92,32 @@ def code_commit(
             "commit code with the hooks installed (git ledger hooks install), or "
             f"git ledger void {opened[0]} --reason ... if its results cannot count",
             opened[0],
+        )
+
+
+CONFIG_FILES = ("ledger.toml", "pyproject.toml")
+
+
+def layout_change(
+    r: Replay, c: CommitInfo, path: str, old: str | None, new: str | None, opened: list[str]
+) -> None:
+    """The ledger's place (its configuration file, ``[ledger] dir``, ``id_prefix`` and
+    ``preset``) never changes once it exists: history is replayed with the tip's, so a
+    moved ledger would leave every entry written before the move unjudged (an adversary
+    moves it and edits a result on the way, or drops it and starts over)."""
+    before = r.layout(old, path)
+    if before is None or before == r.layout(new, path):
+        return
+    for vid in opened or [""]:
+        r.finding(
+            c,
+            path,
+            "config-frozen",
+            "the ledger's place changed ([ledger] dir, id_prefix or preset, or the file "
+            "that configures it, removed or unreadable): history written before it would "
+            "no longer be judged",
+            f"restore it (git revert {c.id[:10]}); a ledger stays where it was created",
+            vid,
         )
 
 

@@ -97,3 +97,21 @@ def frozen_config(ctx: Any, state: Any, registration: str) -> Any:
         if getattr(then, table) is not None:
             update[table] = getattr(then, table)
     return replace(state, config=now.model_copy(update=update))
+
+
+def ingest_config(store: Store, config: Any, config_file: str, vid: str) -> Any:
+    """``config`` with the gates (their metrics and JSON paths) frozen at ``vid``'s
+    registration: a ``config set`` of a gate's mapping after it applies to versions
+    registered later, never to this one's results (invariant 4, at ingest)."""
+    from ledger.core.context import load_config
+    from ledger.core.errors import LedgerError
+
+    try:
+        reg = verify(store, config, config_file).registrations.get(base_id(vid))
+    except LedgerError:
+        return config  # no history to read (a shallow clone): today's, as before
+    loaded = load_config(store, store.snapshot(reg)) if reg is not None else None
+    if loaded is None:
+        return config
+    then, _ = loaded
+    return config.model_copy(update={"gates": {**config.gates, **then.gates}})

@@ -163,6 +163,24 @@ class Replay:
             self._hooks[blob] = [free, values["require_open_version"] == "1"]
         return self._hooks[blob]
 
+    def layout(self, blob: str | None, name: str) -> tuple[str, str, str] | None:
+        """(dir, id_prefix, preset) a configuration blob names; None: no ledger in it."""
+        if blob is None:
+            return None
+        import tomllib
+
+        from ledger.core.repobase import hook_settings
+
+        try:
+            data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return ("", "", "unreadable")
+        table = ledger_table(data, name)
+        if table is None:
+            return None
+        values = hook_settings(table, name)
+        return values["dir"], values["id_prefix"], values["preset"]
+
     def diff(self, commit: CommitInfo) -> list[tuple[str, str | None, str | None]]:
         if commit.id not in self.diffs:
             parent = commit.parents[0] if commit.parents else None

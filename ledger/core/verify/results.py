@@ -54,6 +54,19 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
             and reverted.trailer(TRAILER_TRANSITION) in RESULT_KINDS
             and (path, None, old) in r.diff(reverted)
         ):
+            if _fixed(versions, vid, path):
+                # The verdict stated its n and its numbers: the evidence behind it is
+                # fixed (and a confirmed version's results are the standing baseline).
+                r.finding(
+                    c,
+                    path,
+                    "append-only-results",
+                    f"a result of {vid} was withdrawn after its conclusion, which it informed",
+                    f"restore it (git revert {c.id[:10]}); a concluded version's evidence "
+                    f"is fixed (git ledger void {vid} --reason ... if it cannot count)",
+                    vid,
+                )
+                return
             r.note(c, "withdrawn", vid, path, f"withdrawn: {withdrawn_reason(c.message)}")
             return
         # Pending: a finding unless the same bytes come back before its verdict.
@@ -66,7 +79,17 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
     if old is not None:
         reverted = r.reverted(c)
         reason = parsed["model"].get("provenance", {}).get("replaced")
-        if kind in RESULT_KINDS and step == vid and reason:
+        if kind in RESULT_KINDS and step == vid and reason and _fixed(versions, vid, path):
+            # record refuses a replacement after the verdict: its trailers cannot.
+            r.finding(
+                c,
+                path,
+                "append-only-results",
+                f"a result of {vid} was replaced after its conclusion, which it informed",
+                f"restore it (git revert {c.id[:10]}); measure again in a new version",
+                vid,
+            )
+        elif kind in RESULT_KINDS and step == vid and reason:
             r.note(c, "replaced", vid, path, f"replaced: {reason}")
         elif reverted is not None and (path, new, old) in r.diff(reverted):
             r.note(c, "withdrawn", vid, path, f"replacement withdrawn: {c.subject}")
@@ -129,6 +152,19 @@ def result_change(r: Replay, change: Change, state: dict[str, Any]) -> None:
             "register a new version to measure again",
             vid,
         )
+
+
+def _fixed(versions: dict[str, VState], vid: str, path: str) -> bool:
+    """Is this result evidence a verdict stated (its version concluded, not void, and not
+    a re-measurement slot, which no verdict reads)?"""
+    current = versions.get(vid)
+    slot = _SLOT.search(path)
+    return (
+        current is not None
+        and "c" in current[3]
+        and "v" not in current[3]
+        and not (slot is not None and int(slot.group(1)) >= REMEASURE_SLOT)
+    )
 
 
 def moved_by_rename(

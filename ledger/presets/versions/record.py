@@ -61,6 +61,9 @@ def run(
     ctx = open_context(cwd)
     raw, source_name = _raw(file, inline, ctx.config.run.result_max_bytes)
     dirty_check = gitcli.DirtyCheck(ctx.store.require_workdir(), ctx.dir)
+    from ledger.core.verify import ingest_config
+
+    frozen = ingest_config(ctx.store, ctx.config, ctx.config_file, vid)
 
     def build(snap: Snapshot) -> Transition:
         version = load_version(ctx.config, snap, vid)  # only what this transition touches
@@ -72,7 +75,7 @@ def run(
             m = replace(m, replicate=replicate)
         existing = snap.read(result_path(ctx.dir, m))
         path, data = build_result(
-            ctx.config,
+            frozen,
             version,
             m,
             raw,

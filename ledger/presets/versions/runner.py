@@ -78,9 +78,11 @@ def _entry(
         "" if raw is not None else (f"exit code {run.exit_code}" if run.exit_code != 0 else missing)
     )
     if raw is not None:
+        from ledger.core.verify import ingest_config
+
         try:
             path, data = build_result(
-                ctx.config,
+                ingest_config(ctx.store, ctx.config, ctx.config_file, m.version),
                 version,
                 m,
                 raw,
