@@ -239,4 +239,7 @@ def run(
         body = transition.body.splitlines()
         if len(body) > 1:
             output.say(f"  {body[1]}")
+        from ledger.presets.versions.saynext import say_next
+
+        say_next(cwd)
     return 0
