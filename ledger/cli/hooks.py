@@ -67,6 +67,7 @@ def install(cwd: Path, allow_hooks_path: bool, framework: bool, server: bool = F
     if framework:
         return install_framework(cwd)
     store = open_store(cwd)
+    stages: tuple[str, ...]
     if server and store.workdir is None:
         # The repository pushed to: a bare one runs only what receives pushes.
         target, stages = store.common_dir / "hooks", SERVER_STAGES
