@@ -137,7 +137,7 @@ def test_pull_request_workflow_verifies_and_keeps_one_comment(
     }
     run = steps("ledger.yml")
     assert set(run) == {"install", "verify", "comment"}
-    assert run["install"].strip() == "pip install git-ledger"
+    assert run["install"].strip() == 'pip install "$GIT_LEDGER_SOURCE"'
     verify = bash(run["verify"], checkout, env)
     if "No such command 'verify'" not in verify.stderr:  # `verify` arrives with #15
         assert verify.returncode == 0, verify.stderr
@@ -226,7 +226,7 @@ def gitlab_script(job: str, env: dict[str, str], cwd: Path) -> subprocess.Comple
     line in one bash with -e, the job's variables in the environment."""
     data = gitlab()
     before = [line for line in data["default"]["before_script"] if not line.startswith("pip ")]
-    assert data["default"]["before_script"][0] == "pip install git-ledger"
+    assert data["default"]["before_script"][0] == 'pip install "$GIT_LEDGER_SOURCE"'
     lines = [*before, *data[job]["script"]]
     variables = {k: str(v) for k, v in data.get("variables", {}).items()}
     return bash("\n".join(lines), cwd, {**variables, **env})

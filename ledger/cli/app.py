@@ -200,12 +200,17 @@ def hooks() -> None:
     is_flag=True,
     help="Install into core.hooksPath when it is set.",
 )
+@click.option(
+    "--server",
+    is_flag=True,
+    help="Also install the server hooks (pre-receive, update): for a repository others push to.",
+)
 @pass_ctx
-def hooks_install(obj: Ctx, framework: bool, allow_hooks_path: bool) -> int:
+def hooks_install(obj: Ctx, framework: bool, allow_hooks_path: bool, server: bool) -> int:
     """Install the pre-commit, prepare-commit-msg, commit-msg and pre-push hooks."""
     from ledger.cli import hooks as command
 
-    return command.install(obj.cwd, allow_hooks_path, framework)
+    return command.install(obj.cwd, allow_hooks_path, framework, server)
 
 
 @declare("write", served=False)  # see hooks install

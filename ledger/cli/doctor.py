@@ -320,7 +320,7 @@ def check_config(store: Store, fix: bool, report: Report) -> None:
 
 def check_hooks(store: Store, report: Report) -> None:
     from ledger.cli.hooks import IDENTITY, IDENTITY_PREFIX
-    from ledger.hooks.fast import STAGES
+    from ledger.hooks.fast import CLIENT_STAGES, STAGES
 
     check_framework(store, report)
     hooks = store.common_dir / "hooks"
@@ -346,7 +346,7 @@ def check_hooks(store: Store, report: Report) -> None:
             report.problems.append(
                 f"hook {stage} names a missing interpreter {python}: git ledger hooks install"
             )
-    missing = sorted(set(STAGES) - set(found))
+    missing = sorted(set(CLIENT_STAGES) - set(found))  # server stages: --server only
     if missing:
         report.problems.append(f"hooks missing: {', '.join(missing)}: git ledger hooks install")
 

@@ -16,7 +16,7 @@ from ledger.core.context import open_store
 from ledger.core.errors import BadInput, LedgerError, Refused
 from ledger.core.repobase import write_atomic
 from ledger.core.resources import read_resource, render
-from ledger.hooks.fast import STAGES
+from ledger.hooks.fast import CLIENT_STAGES, SERVER_STAGES, STAGES
 
 IDENTITY = "# identity: git-ledger-hook v2"
 IDENTITY_PREFIX = "# identity: git-ledger-hook"
@@ -61,26 +61,38 @@ def script(stage: str) -> str:
     )
 
 
-def install(cwd: Path, allow_hooks_path: bool, framework: bool) -> int:
+def install(cwd: Path, allow_hooks_path: bool, framework: bool, server: bool = False) -> int:
+    """The client hooks (a working clone's); with ``server`` the server's pre-receive and
+    update too, for a repository others push to."""
     if framework:
         return install_framework(cwd)
-    target = hooks_dir(cwd, allow_hooks_path)
+    store = open_store(cwd)
+    stages: tuple[str, ...]
+    if server and store.workdir is None:
+        # The repository pushed to: a bare one runs only what receives pushes.
+        target, stages = store.common_dir / "hooks", SERVER_STAGES
+    else:
+        target = hooks_dir(cwd, allow_hooks_path)
+        stages = STAGES if server else CLIENT_STAGES
     target.mkdir(parents=True, exist_ok=True)
-    for stage in STAGES:
+    for stage in stages:
         legacy = target / f"{stage}.legacy"
         if (target / stage).exists() and not is_ours(target / stage) and legacy.exists():
             raise Refused(
                 f"{stage} has a foreign hook and {legacy.name} already exists",
                 f"move one of them away: {legacy}",
             )
-    for stage in STAGES:
+    for stage in stages:
         path = target / stage
         if path.exists() and not is_ours(path):
             path.rename(target / f"{stage}.legacy")
             output.say(f"kept your existing {stage} hook as {stage}.legacy (it still runs first)")
         write_atomic(path, script(stage), mode=0o755)
-    output.say(f"installed git-ledger hooks ({', '.join(STAGES)}) in {target}")
-    _configure_driver(cwd)
+    output.say(f"installed {len(stages)} git-ledger hooks ({', '.join(stages)}) in {target}")
+    if not server:
+        output.say("the server's hooks (pre-receive, update): git ledger hooks install --server")
+    if store.workdir is not None:
+        _configure_driver(cwd)
     return 0
 
 

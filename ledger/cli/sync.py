@@ -18,6 +18,7 @@ import time
 from dataclasses import replace as dc_replace
 from pathlib import Path
 
+from ledger.cli.syncrebase import rebase_if_clean
 from ledger.core import gitcli, output
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
@@ -385,7 +386,7 @@ def run(cwd: Path, remote: str | None, as_json: bool) -> int:
                         f"{gitcli.reason(forward)}",
                         f"fix what git names, then sync (or: git merge --ff-only {remote}/{branch})",
                     )
-            else:
+            elif ours is None or not rebase_if_clean(ctx, theirs, ours):
                 _merge(ctx, remote, branch, theirs)
             problems = verify(ctx)
             if problems and _regenerate_views(ctx):

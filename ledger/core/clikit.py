@@ -150,9 +150,15 @@ def declare(
         unknown_flags = [word for word in fixed if word.startswith("-") and word not in flags]
         if unknown_flags:
             raise RuntimeError(f"verb {command.name!r} fixes no such option: {unknown_flags}")
+        from ledger.core.completion import COMPLETERS
+
         for param in command.params:
             if type(param.type) is click.types.FloatParamType:
                 param.type = FINITE  # every numeric option of every verb, in one place
+            # The ledger's names complete in every shell (ids, gates, cells, seeds).
+            found = COMPLETERS.get(param.name or "")
+            if found is not None and param._custom_shell_complete is None:
+                param._custom_shell_complete = found
         setattr(command, _DECLARED, declaration)
         return command
 

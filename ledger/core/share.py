@@ -27,13 +27,18 @@ def after_register(ctx: Context) -> None:
     A failed push never undoes the registration: it is committed locally, and
     the warning says how to share it.
     """
-    if ctx.config.sync.sync_on_register is False or ctx.store.workdir is None:
+    if not ctx.config.sync.pushes_on_register or ctx.store.workdir is None:
         return
     remote = default_remote(ctx)
     if remote is None:
         return
     branch = ctx.store.branch().removeprefix("refs/heads/")
     witnesses = [f"{name}:{name}" for name in ctx.store.refs(WITNESS)]
+    # Never silently: a push reaches other people (ledger.toml can turn it off).
+    output.note(
+        f"pushing {branch} and the registration's witness to {remote} "
+        "(turn off: [sync] push_on_register = false in ledger.toml)"
+    )
     proc = gitcli.run(
         ["push", "--quiet", remote, f"HEAD:refs/heads/{branch}", *witnesses],
         ctx.store.workdir,

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 STAGES = ("pre-commit", "prepare-commit-msg", "commit-msg", "pre-push", "pre-receive", "update")
 SERVER_STAGES = ("pre-receive", "update")
+# What a working clone runs; the server stages belong to the repository pushed to
+# (`hooks install --server`).
+CLIENT_STAGES = tuple(s for s in STAGES if s not in SERVER_STAGES)
 SETTINGS_CACHE = "hook-settings"
 OPEN_CACHE = "hook-open"
 

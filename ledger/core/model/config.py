@@ -192,7 +192,23 @@ class DoctorTable(_Table):
 class SyncTable(_Table):
     remote: str | None = None
     sync_on_register: bool | None = None
+    # The same switch under the name that says what it does (register pushes the branch
+    # and the witness to the remote); either one set to false turns the push off.
+    push_on_register: bool | None = None
     max_rounds: int = Field(default=8, ge=1)
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> SyncTable:
+        both = (self.sync_on_register, self.push_on_register)
+        if None not in both and both[0] != both[1]:
+            raise ValueError(
+                "push_on_register and sync_on_register are one setting: give one of them"
+            )
+        return self
+
+    @property
+    def pushes_on_register(self) -> bool:
+        return False not in (self.sync_on_register, self.push_on_register)
 
 
 class ParamsTable(_Table):

@@ -112,3 +112,15 @@ def deleted_finding(pending: list[str]) -> tuple[str, str, str, str]:
         f"restore it (git revert {commit[:10]}); a result is withdrawn only by 'git revert' "
         "of its record commit",
     )
+
+
+def squash_fix(vid: str) -> str:
+    """The way out of a squash-merged ledger branch (registration and results in one
+    commit of no transition): only a merge commit keeps the registration and its
+    witness (a rebase rewrites them too); once pushed, only ``void`` closes it."""
+    return (
+        "not pushed yet: reset the branch to before the squash and merge the ledger "
+        "branch with a merge commit (git merge --no-ff BRANCH), which keeps its "
+        f"registration; otherwise git ledger void {vid} --reason ... (its results then "
+        "never count, and the id is never reused)"
+    )

@@ -14,7 +14,7 @@ from typing import Any
 
 from ledger.core.commitinfo import TRAILER_STEP, TRAILER_TRANSITION
 from ledger.core.repobase import results_dir
-from ledger.core.verify.findings import deleted_finding
+from ledger.core.verify.findings import deleted_finding, squash_fix
 from ledger.core.verify.replay import Change, Replay, VState
 
 # Transitions that bring a version's file into being.
@@ -114,8 +114,7 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
                 f"{vid} came into being in a commit that is not its registration "
                 f"(Ledger-Transition: {c.trailer(TRAILER_TRANSITION) or 'none'}); a squash "
                 "merge or a hand edit",
-                "merge ledger branches with a merge commit or rebase-merge, never squash; "
-                f"git ledger void {vid} --reason ...",
+                squash_fix(vid),
                 vid,
             )
         if current is not None and r.store.snapshot(c.id).is_tree(results_dir(r.dir, vid)):

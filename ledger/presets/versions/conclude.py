@@ -260,4 +260,7 @@ def run(
             output.say(f"  {body[1]}")
         if flag:
             output.say(f"  yellow flag: {flag}")
+        from ledger.presets.versions.saynext import say_next
+
+        say_next(cwd)
     return 0

@@ -97,10 +97,15 @@ def matrix_conclude(
 @declare("destructive", loop="versions")
 @matrix.command("clean")
 @click.argument("matrix_id")
+@click.option(
+    "--remote",
+    is_flag=True,
+    help="Also delete the cells' branches on the remote (their tips archived here first).",
+)
 @json_option
 @pass_ctx
-def matrix_clean(obj: Ctx, matrix_id: str, as_json: bool) -> int:
+def matrix_clean(obj: Ctx, matrix_id: str, as_json: bool, remote: bool) -> int:
     """Remove the cells' worktrees; keep their history under refs/ledger/archive/."""
     from ledger.presets.versions import matrix as command
 
-    return command.clean(obj.cwd, matrix_id, as_json)
+    return command.clean(obj.cwd, matrix_id, as_json, remote)

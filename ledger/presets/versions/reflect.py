@@ -35,8 +35,11 @@ def run_triggers(cwd: Path, as_json: bool) -> int:
     return 1 if fired else 0
 
 
-def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> int:
-    """Write REFLECTION_<after>.md (or, with --commit, commit a filled one)."""
+def run_reflect(
+    cwd: Path, after: str | None, commit: bool, as_json: bool, refresh: bool = False
+) -> int:
+    """Write REFLECTION_<after>.md (or, with --commit, commit a filled one; with --refresh,
+    rebuild the evidence of an uncommitted one, keeping what was written in it)."""
     ctx = open_context(cwd)
     workdir = ctx.store.require_workdir()
     state = ctx.state()
@@ -51,18 +54,25 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
     rid = f"REFLECTION_{after}"
     rel = f"{ctx.dir}/{rid}.md"
     path = workdir / rel
+    if commit and refresh:
+        raise BadInput("--commit and --refresh: give one", f"git ledger reflect {after} --refresh")
     if commit:
         return _commit(ctx, rid, rel, path, as_json)
     existing = state.reflection_for(after)
     if existing is not None:
         raise Refused(f"{rid} is already committed", f"edit {rel} and commit it")
-    if path.exists():
+    if refresh and not path.is_file():
+        raise BadInput(f"{rel} does not exist", f"write it first: git ledger reflect {after}")
+    if path.exists() and not refresh:
         # Written already (a run that died before the commit): the same step again is
         # not an error; what is left is to fill it in and commit it.
         if as_json:
             output.emit_json({"id": rid, "path": rel, "existing": True})
         else:
-            output.say(f"{rel} is already written: fill it in, then commit it")
+            output.say(
+                f"{rel} is already written: fill it in, then commit it "
+                f"(git ledger reflect {after} --refresh rebuilds its evidence)"
+            )
         return 0
     found = rules.triggers(state)
     fired = [f.rule for f in found]
@@ -81,9 +91,19 @@ def run_reflect(cwd: Path, after: str | None, commit: bool, as_json: bool) -> in
         last = "## Observability-gap audit\n"
         section = target_section(state, target) + "\n"
         body = body.replace(last, section + last, 1) if last in body else body + "\n" + section
-    write_atomic(path, Document(front=front.model_dump(mode="json"), body=body).render().encode())
+    fresh = Document(front=front.model_dump(mode="json"), body=body)
+    if refresh:
+        from ledger.presets.versions.reflectrefresh import refreshed
+
+        fresh = refreshed(path.read_text(encoding="utf-8"), fresh, rel)
+    write_atomic(path, fresh.render().encode())
     if as_json:
-        output.emit_json({"id": rid, "path": rel, "triggers": fired})
+        output.emit_json({"id": rid, "path": rel, "triggers": fired, "refreshed": refresh})
+    elif refresh:
+        output.say(
+            f"refreshed the evidence in {rel} (the quoted '>' lines); what you wrote is kept. "
+            f"Commit it when every section is filled (git ledger reflect {after} --commit)"
+        )
     else:
         output.say(
             f"wrote {rel}: fill in its six sections, then commit it "

@@ -23,6 +23,7 @@ from ledger.presets.versions import runner, runplan, runrecords, windows
 from ledger.presets.versions.determinism import store_determinism
 from ledger.presets.versions.ingest import extract_metrics
 from ledger.presets.versions.register import split_list
+from ledger.presets.versions.saynext import say_next
 
 
 @dataclass(frozen=True)
@@ -135,6 +136,7 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
             )
         if determinism is not None:
             print_determinism(determinism)
+        say_next(cwd)
     if determinism is not None and not determinism["pass"]:
         return 1
     return 1 if failed else 0
@@ -166,26 +168,76 @@ def _record_finished(ctx: Context, vid: str, as_json: bool) -> int:
 def _execute_with_progress(
     ctx: Context, specs: list[runplan.RunSpec], jobs: int, quiet: bool
 ) -> list[runner.Outcome]:
-    if quiet or not output.is_tty():
+    """Run ``specs``; unless ``quiet``, say each run's metric values as it ends (before the
+    run as a whole is recorded), under a progress bar with time left when stderr is a terminal."""
+    if quiet:
         return runner.execute(ctx, specs, jobs)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    import sys
+
+    if not sys.stderr.isatty():
+
+        def plain(event: str, spec: runplan.RunSpec, outcome: runner.Outcome | None) -> None:
+            if outcome is not None:
+                output.say(finished_line(ctx, outcome))
+                sys.stdout.flush()
+
+        return runner.execute(ctx, specs, jobs, plain)
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     with Progress(
         TextColumn("[bold]runs"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
         TextColumn("{task.description}"),
+        # The bar is on stderr; stdout is the command's output (a pipe keeps it plain).
+        console=Console(stderr=True),
+        redirect_stdout=False,
     ) as progress:
         task = progress.add_task("", total=len(specs))
+        to_stdout = sys.stdout.isatty()
 
         def notify(event: str, spec: runplan.RunSpec, outcome: runner.Outcome | None) -> None:
-            if event == "start":
+            if outcome is None:
                 progress.update(task, description=f"running {spec.label}")
+                return
+            line = finished_line(ctx, outcome)
+            if to_stdout:
+                progress.console.print(line, markup=False, highlight=False)
             else:
-                progress.advance(task)
+                output.say(line)
+                sys.stdout.flush()
+            progress.advance(task)
 
         return runner.execute(ctx, specs, jobs, notify)
+
+
+def finished_line(ctx: Context, outcome: runner.Outcome) -> str:
+    """One run that just ended, with the metric values it reported (recorded with the rest)."""
+    spec = outcome.spec
+    took = f"{outcome.seconds:.1f} s"
+    if outcome.failed:
+        why = outcome.reason or f"exit code {outcome.exit_code}"
+        return f"finished: {spec.label}: FAILED ({why}; {took}; log {spec.log})"
+    try:
+        data = json.loads(spec.out.read_text())
+    except (OSError, ValueError):
+        return f"finished: {spec.label}: no results JSON at {spec.out} ({took})"
+    values = _mapped(ctx, spec.measurement.gate, data)
+    primary = ctx.config.gate(spec.measurement.gate).metric
+    order = sorted(values, key=lambda k: (k != primary, k))  # the verdict's metric first
+    shown = ", ".join(f"{k} = {values[k]:.6g}" for k in order) or "no mapped metrics"
+    return f"finished: {spec.label}: {shown} ({took})"
 
 
 def determinism_report(

@@ -268,7 +268,11 @@ def execute(
             del running[pid]
             stopping.pop(pid, None)
             if notify:
-                notify("end", spec, Outcome(spec, code, None, bool(reason) or code != 0, seconds))
+                notify(
+                    "end",
+                    spec,
+                    Outcome(spec, code, None, bool(reason) or code != 0, seconds, reason),
+                )
     outcomes = record_runs(ctx, [run for run, _ in finished])
     for _, record in finished:
         record.unlink(missing_ok=True)

@@ -209,13 +209,18 @@ def triggers(obj: Ctx, as_json: bool) -> int:
 @click.option(
     "--commit", is_flag=True, help="Commit the filled reflection (checks all six sections)."
 )
+@click.option(
+    "--refresh",
+    is_flag=True,
+    help="Rebuild the evidence of an uncommitted reflection (what you wrote is kept).",
+)
 @json_option
 @pass_ctx
-def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool) -> int:
+def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool, refresh: bool) -> int:
     """Write REFLECTION_<ID>.md with its six required sections (default: after the latest version)."""
     from ledger.presets.versions import reflect as command
 
-    return command.run_reflect(obj.cwd, after, commit, as_json)
+    return command.run_reflect(obj.cwd, after, commit, as_json, refresh)
 
 
 @declare(

@@ -209,9 +209,10 @@ def _publish(ctx: Context, branches: list[str]) -> None:
 
     after_register(ctx)
     remote = default_remote(ctx)
-    if remote is None or ctx.config.sync.sync_on_register is False:
+    if remote is None or not ctx.config.sync.pushes_on_register:
         return
     refs = [f"refs/heads/{b}:refs/heads/{b}" for b in branches]
+    output.note(f"pushing the cell branches to {remote}: {', '.join(branches)}")
     proc = gitcli.run(
         ["push", "--quiet", remote, *refs],
         ctx.store.require_workdir(),

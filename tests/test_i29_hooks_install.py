@@ -1,0 +1,66 @@
+"""Issue 29: ``hooks install`` in a working clone installs the client hooks only (the
+four the README counts); the server's pre-receive and update come with ``--server``,
+which in a bare repository installs just those two, and they refuse tampered pushes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.helpers import Repo, git, measure, register
+from tests.test_tamper import SCENARIOS, hooked_commit
+
+CLIENT = ["commit-msg", "pre-commit", "pre-push", "prepare-commit-msg"]
+
+
+def _ours(hooks: Path) -> list[str]:
+    return sorted(
+        p.name
+        for p in hooks.iterdir()
+        if p.is_file() and "identity: git-ledger-hook" in p.read_text(errors="replace")
+    )
+
+
+def test_hooks_install_in_a_clone_writes_the_four_client_hooks_only(repo: Repo) -> None:
+    result = repo.ok("hooks", "install")
+    assert _ours(repo.path / ".git" / "hooks") == CLIENT
+    assert "installed 4 git-ledger hooks" in result.out
+    assert "hooks install --server" in result.out, "says where the server hooks are"
+    doctor = repo.run("doctor")
+    assert "hooks missing" not in doctor.out + doctor.err, doctor.out
+
+
+def test_hooks_install_server_in_a_clone_adds_pre_receive_and_update(repo: Repo) -> None:
+    repo.ok("hooks", "install", "--server")
+    assert _ours(repo.path / ".git" / "hooks") == sorted([*CLIENT, "pre-receive", "update"])
+    repo.ok("hooks", "uninstall")
+    assert _ours(repo.path / ".git" / "hooks") == []
+
+
+def test_hooks_install_server_in_a_bare_repository_refuses_a_tampered_push(
+    repo: Repo, tmp_path: Path
+) -> None:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    installed = subprocess.run(
+        ["git", "ledger", "hooks", "install", "--server"],
+        cwd=remote,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert _ours(remote / "hooks") == ["pre-receive", "update"]
+    repo.git("remote", "add", "origin", str(remote))
+    repo.ok("hooks", "install")
+    assert register(repo, "V1").code == 0
+    repo.write("src/model.py", "x = 1\n")
+    assert hooked_commit(repo, "feat(model): V1 — the change", "src/model.py").returncode == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2, 3))
+    push = ["git", "push", "--no-verify", "origin", "HEAD:refs/heads/main"]
+    done = subprocess.run(push, cwd=repo.path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    rule, _ = SCENARIOS["result_edited"](repo)
+    done = subprocess.run(push, cwd=repo.path, capture_output=True, text=True, check=False)
+    assert done.returncode != 0, done.stderr
+    assert "git-ledger pre-receive refused" in done.stderr and f"[{rule}]" in done.stderr
