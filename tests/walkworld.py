@@ -722,7 +722,11 @@ def detached_kill(w: World, nxt: dict[str, Any], command: str) -> None:
     if done.code != 0:
         w.note("run --detach refused", done)
         return
-    pid = int(json.loads(done.out)["pid"])
+    started = json.loads(done.out)
+    if "pid" not in started:  # nothing was started in the background (e.g. all recorded)
+        w.note("run --detach started nothing", done)
+        return
+    pid = int(started["pid"])
     delay = w.rng.uniform(0.1, 3.0)
     time.sleep(delay)
     try:
