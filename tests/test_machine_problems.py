@@ -162,6 +162,10 @@ def test_a_shallow_clone_says_fetch_the_history_first(bare_repo: Repo, tmp_path:
     assert nxt["command"] == "git fetch --unshallow" and "decide" not in nxt, nxt
     assert [p["kind"] for p in shallow.ok("status", "--json").json()["machine"]] == ["history"]
     follow(shallow, nxt)
+    # A plain clone has no witnesses either (issue 30): next's next step fetches them.
+    nxt = shallow.ok("next", "--json").json()
+    assert "refs/ledger/witness/*" in nxt["command"] and "decide" not in nxt, nxt
+    follow(shallow, nxt)
     assert shallow.ok("verify").code == 0
     assert shallow.ok("status", "--json").json()["machine"] == []
 

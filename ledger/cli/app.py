@@ -1,13 +1,11 @@
 """The click app: the root group, the generic verbs, and the exit codes.
 
-Thin click wrappers: parse, then call one command module. Docstrings are the help.
-Command modules are imported inside each wrapper, so ``git ledger --help`` or a
-hook with nothing to do never pays for pygit2, pydantic or scipy.
+Thin click wrappers that parse, then call one command module imported inside the
+wrapper (``--help`` or a hook never pays for pygit2, pydantic, scipy).
 
-Each loop declares its own verbs with the loop (``ledger/presets/<name>/verbs.py``);
-they are added to the root group here, so one app parses them all and the MCP
-tools and the man page derive from it. What the verbs share (the context
-object, ``--json``) is :mod:`ledger.core.clikit`.
+Each loop declares its own verbs (``ledger/presets/<name>/verbs.py``), added to the
+root group here: one app parses them all, and the MCP tools and the man page derive
+from it. What the verbs share (the context object, ``--json``) is in ``clikit``.
 """
 
 from __future__ import annotations

@@ -266,12 +266,14 @@ def _history(cwd: Path, data: dict[str, Any]) -> list[Problem]:
     if findings[0].get("rule") == "cannot-verify":
         message, fix = str(findings[0]["message"]), str(findings[0]["fix"])
         fetch = "git fetch --unshallow" if "--unshallow" in fix else None
+        if "refs/ledger/witness/" in fix:
+            fetch = fix  # the witnesses' fetch (a plain clone), as verify names it
         return [
             Problem(
                 "history",
                 f"[cannot-verify] {message}",
                 proposal(
-                    "unshallow" if fetch else "verify",
+                    ("fetch-witnesses" if "witness" in fix else "unshallow") if fetch else "verify",
                     fetch or "git ledger verify",
                     f"{message}: every transition and push is refused until history is "
                     f"complete ({fix})",

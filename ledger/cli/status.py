@@ -112,6 +112,9 @@ def status_data(cwd: Path) -> dict[str, Any]:
         data["commit"] = ids[0]
     data["runs"] = {"running": running(state_dir / "runs"), "failed": data.pop("failed_runs")}
     data["history"] = history_findings(cwd, state_dir, common, data["commit"])
+    shallow = any(f.get("rule") == "cannot-verify" for f in data["history"])
+    if data.get("counts", {}).get("versions") and not shallow:
+        data["history"] = _unwitnessed(top) or data["history"]
     data["history_notes"] = history_notes(state_dir, common, data["commit"])
     problems = machine.problems(cwd, top, gitdir, common, data)
     data["machine"] = [p.as_json() for p in problems if p.kind != "running"]
@@ -155,6 +158,22 @@ def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) 
             }
         ]
     return [f.as_json() for f in report.findings]
+
+
+def _unwitnessed(top: Path) -> list[Any]:
+    """verify's exit 2 in a clone that never fetched the witnesses (issue 30), as the
+    finding that comes first: without them no registration can be checked."""
+    from ledger.core.verify.witness import fetch_command, witnesses_absent
+
+    remote = witnesses_absent(top)
+    if remote is None:
+        return []
+    message = "this clone has no refs/ledger/witness/* (a plain git clone does not fetch them)"
+    fix = fetch_command(remote)
+    return [
+        {"commit": "", "path": "", "rule": "cannot-verify", "message": message, "fix": fix}
+        | {"step": ""}
+    ]
 
 
 def history_notes(state_dir: Path, common: Path, tip: str | None) -> list[Any]:
