@@ -12,12 +12,9 @@ tree is never touched, and the worktree is removed once the runs are recorded.
 from __future__ import annotations
 
 import contextlib
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ledger.core import gitcli
 from ledger.core.context import Context
 from ledger.core.errors import BadInput
 from ledger.core.state import LedgerState
@@ -59,13 +56,7 @@ def frozen_command(ctx: Context, state: LedgerState, vid: str, gate: str) -> lis
 @contextlib.contextmanager
 def checkout(ctx: Context, commit: str) -> Iterator[Path]:
     """A detached worktree at ``commit``, removed on the way out (even on failure)."""
-    workdir = ctx.store.require_workdir()
-    base = ctx.store.ledger_state_dir / "remeasure"
-    base.mkdir(parents=True, exist_ok=True)
-    tree = base / f"{commit[:12]}-{os.getpid()}-{int(time.time() * 1000)}"
-    gitcli.run(["worktree", "add", "-q", "--detach", str(tree), commit], workdir)
-    try:
+    from ledger.core.scratchtree import detached
+
+    with detached(ctx.store, commit, "remeasure") as tree:
         yield tree
-    finally:
-        gitcli.run(["worktree", "remove", "--force", str(tree)], workdir, check=False)
-        gitcli.run(["worktree", "prune"], workdir, check=False)
