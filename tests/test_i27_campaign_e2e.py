@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from tests.helpers import Repo, git
@@ -47,6 +48,9 @@ def _setup(repo: Repo, remote: str) -> str:
         + f"run = {run}\nenvironment = {{ python = {env} }}\n"
     )
     git(repo.path, "init", "-q", "--bare", remote)
+    # The remote judges every push too (pre-receive and update).
+    served = gl(Repo(Path(remote)), "hooks", "install", "--server")
+    assert served.code == 0, served.err
     git(repo.path, "remote", "add", "origin", remote)
     ok(repo, "init")
     ok(repo, "hooks", "install")
@@ -174,3 +178,8 @@ def test_the_campaign_loop_end_to_end_by_next(bare_repo: Repo) -> None:
     # The ledger's branch goes through the pre-push hook's verify.
     git(repo.path, "push", "-q", "origin", "HEAD:refs/heads/main")
     assert git(repo.path, "rev-parse", "origin/main") == git(repo.path, "rev-parse", "HEAD")
+    # The delivered branch is pushed like any other: through pre-push and pre-receive.
+    git(repo.path, "push", "-q", "origin", "campaign/deliver")
+    assert git(repo.path, "rev-parse", "origin/campaign/deliver") == git(
+        repo.path, "rev-parse", "campaign/deliver"
+    )

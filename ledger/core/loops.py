@@ -105,6 +105,14 @@ class Preset(ABC):
         ``git ledger verify`` enforces them (invariant 5), and the views of
         :meth:`view_paths` change only in a transition."""
 
+    def delivered(self, table: dict[str, Any]) -> list[str] | None:
+        """The ledger files (inside its directory) a delivery branch keeps, read from the
+        configuration ``table`` as it stood (ledger.toml's top level, or pyproject's
+        ``[tool.ledger]``). A commit of kind ``deliver`` that takes the configuration
+        away ends the ledger on its branch (``verify``). None: this loop delivers no
+        branch, and its ledger never ends."""
+        return None
+
     def history_checks(self) -> dict[str, Any]:
         """Rules on the content of a change, beyond :meth:`history_rules`: a glob inside
         the ledger directory -> ``check(kind, old, new, undoes)`` returning

@@ -29,8 +29,8 @@ REPORT_FILE = "verify-report.json"
 # checks (history_checks: the batches trace, meta.json). 6: a transition is checked
 # against what its verb could have written (second conclusions, renames, merges). 7: the
 # ledger's place (config file, dir, id_prefix, preset) never changes. 8: no result is
-# withdrawn or replaced after its conclusion.
-RULES_VERSION = 8
+# withdrawn or replaced after its conclusion. 9: a delivery ends the ledger on its own branch.
+RULES_VERSION = 9
 
 # The report :func:`load` last accepted (or :func:`save` last made), per state dir:
 # :func:`load_notes` gives its notes, so findings and notes come from one report.

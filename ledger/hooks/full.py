@@ -276,8 +276,8 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
     return found
 
 
-def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str]]:
-    """(remote sha, local sha) pairs being pushed, from git's stdin or pre-commit's env.
+def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str, str]]:
+    """(remote sha, local sha, remote ref) being pushed, from git's stdin or pre-commit's env.
 
     Witness refs (refs/ledger/*) name registrations already checked with their branch.
     """
@@ -285,9 +285,11 @@ def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str]]
     for line in stdin.splitlines():
         parts = line.split()
         if len(parts) == 4 and parts[1] != ZERO and not parts[0].startswith("refs/ledger/"):
-            pairs.append((parts[3], parts[1]))
+            pairs.append((parts[3], parts[1], parts[2]))
     if not pairs and os.environ.get("PRE_COMMIT_TO_REF"):
-        pairs.append((os.environ.get("PRE_COMMIT_FROM_REF", ZERO), os.environ["PRE_COMMIT_TO_REF"]))
+        to_ref = os.environ["PRE_COMMIT_TO_REF"]
+        ref = os.environ.get("PRE_COMMIT_REMOTE_BRANCH", to_ref)
+        pairs.append((os.environ.get("PRE_COMMIT_FROM_REF", ZERO), to_ref, ref))
     return pairs
 
 
@@ -310,7 +312,12 @@ def pre_push(ctx: Context, remote: str, stdin: str) -> list[Finding]:
             )
         )
     remote_name = remote or os.environ.get("PRE_COMMIT_REMOTE_NAME", "")
-    for old, new in _push_ranges(ctx, remote_name, stdin):
+    from ledger.hooks.server import ended_in_place
+
+    for old, new, ref in _push_ranges(ctx, remote_name, stdin):
+        ended = ended_in_place(ctx.store, ref, old, new)
+        if ended is not None:
+            found.append(ended)
         if old != ZERO and ctx.store.has_commit(old):
             since = [old]
         else:

@@ -84,6 +84,9 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
         if new == ZERO:
             found += _deleted(store, old, ref, [t for r, t in after.items() if r != ref])
             continue
+        ended = ended_in_place(store, ref, old, new)
+        if ended is not None:
+            found.append(ended)
         # Every ref that names a commit (a tag too: it can be checked out and verified)
         # is judged; one with no ledger anywhere in its history passes unchecked.
         loaded = load_config(store, store.snapshot(new))
@@ -146,6 +149,25 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
     tips = heads + pushed
     found += _orphan_witnesses(store, incoming, registered, [t for t in tips if t != ZERO])
     return found
+
+
+def ended_in_place(store: Store, ref: str, old: str, new: str) -> Finding | None:
+    """A ref that holds a ledger where it is pushed keeps it: a delivery ends a ledger
+    only on a branch of its own (``verify`` accepts the delivery commit itself), never on
+    the ledger's branch, where it would end the loop and let another begin in its place."""
+    if old == ZERO or new == ZERO or not store.has_commit(old):
+        return None
+    if load_config(store, store.snapshot(old)) is None:
+        return None
+    if load_config(store, store.snapshot(new)) is not None:
+        return None
+    return Finding(
+        "config-frozen",
+        f"{ref} holds a ledger here and the push takes its configuration away: a ledger "
+        "ends only on a delivery branch of its own",
+        f"push the delivery as a new branch (git push REMOTE HEAD:refs/heads/NAME), and "
+        f"{ref} with its ledger",
+    )
 
 
 def _orphan_witnesses(

@@ -23,6 +23,9 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
     kind = kind_of(c)  # a re-measurement is a kind of its own
     step = c.trailer(TRAILER_STEP) or ""
     changes = r.diff(c)
+    if state.get("end") or (kind == "deliver" and delivery_end(r, c, changes, state)):
+        ended(r, c, changes, state)
+        return
     base = r.dir + "/"
     opened = list(state.get("o", []))  # open before this commit
     # [hooks] as in force before this commit (not HEAD's): its own changes never exempt it.
@@ -57,6 +60,74 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
             elif vid not in open_now:
                 open_now.append(vid)
         state["o"] = open_now
+
+
+def delivery_end(
+    r: Replay, c: CommitInfo, changes: list[tuple[str, str | None, str | None]], state: Any
+) -> bool:
+    """A delivery ends the ledger on a branch of its own (the campaign's ``deliver``):
+    a commit of kind ``deliver`` on one parent that takes the ledger's configuration
+    away. Inside the ledger dir it may only delete entries and write the documents the
+    preset delivers (:meth:`ledger.core.loops.Preset.delivered`), and it changes no
+    code. True when ``c`` is one: the branch holds no ledger after it. A branch that
+    holds a ledger where it is pushed is never ended in place (the hooks' ref rule)."""
+    config = next(((old, new) for path, old, new in changes if path == r.config_file), None)
+    if len(c.parents) != 1 or config is None or config[0] is None:
+        return False
+    if r.layout(config[1], r.config_file) is not None:
+        return False  # the ledger goes on here: judged as any commit of this kind
+    import tomllib
+
+    from ledger.core.loops import by_name
+    from ledger.core.repobase import ledger_table
+
+    try:
+        data = tomllib.loads(r.read_blob(config[0]).decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return False
+    kept = by_name(r.preset).delivered(ledger_table(data, r.config_file) or {})
+    if kept is None:
+        return False
+    base = r.dir + "/"
+    stray = [
+        path
+        for path, _old, new in changes
+        if path != r.config_file
+        and not (path.startswith(base) and (new is None or path[len(base) :] in kept))
+    ]
+    if stray:
+        r.finding(
+            c,
+            stray[0],
+            "config-frozen",
+            "a delivery ends the ledger: it deletes the ledger's entries and writes only "
+            f"{', '.join(kept)}; this one also changes {', '.join(stray[:3])}",
+            "deliver again (git ledger deliver --branch NAME) and drop this branch; code "
+            "comes to a delivery only from the candidates it keeps",
+            "",
+        )
+    state["end"] = c.id
+    return True
+
+
+def ended(
+    r: Replay, c: CommitInfo, changes: list[tuple[str, str | None, str | None]], state: Any
+) -> None:
+    """After a delivery the branch is no ledger: what it carries is code and documents,
+    and a configuration that brings a ledger back is a finding."""
+    if state["end"] == c.id:
+        return
+    for path, _old, new in changes:
+        if path == r.config_file and r.layout(new, path) is not None:
+            r.finding(
+                c,
+                path,
+                "config-frozen",
+                f"the ledger ended on this branch with its delivery {state['end'][:10]}: "
+                "a delivery branch holds no ledger",
+                f"keep the ledger on its own branch (git revert {c.id[:10]})",
+                "",
+            )
 
 
 def open_steps(versions: dict[str, VState]) -> list[str]:
@@ -311,6 +382,9 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
             vid,
         )
     state: dict[str, Any] = {"v": {}, "cfg": any(p["cfg"] for p in parents), "marks": []}
+    end = next((p["end"] for p in parents if p.get("end")), None)
+    if end is not None:
+        state["end"] = end  # a delivery branch stays one through a merge
     if parents[0].get("hk") is not None:
         state["hk"] = parents[0]["hk"]
     marks: set[str] = set()

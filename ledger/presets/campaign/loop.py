@@ -50,6 +50,13 @@ def table(config: LedgerConfig) -> CampaignTable:
     return config.campaign or CampaignTable()
 
 
+def delivered_paths(required: list[str]) -> list[str]:
+    """The ledger files (inside its directory) a delivery branch keeps: the closed
+    report, the records, the mistakes log and every required record. ``deliver``
+    writes them; ``verify`` allows a delivery to write nothing else."""
+    return list(dict.fromkeys([REPORT, JSONL, CSV, MISTAKES, *required]))
+
+
 @dataclass(frozen=True)
 class Candidate:
     path: str

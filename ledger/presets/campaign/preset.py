@@ -154,6 +154,11 @@ class CampaignPreset(Preset):
             "(finish will list this commit)"
         ]
 
+    def delivered(self, table: dict[str, Any]) -> list[str] | None:
+        camp = table.get("campaign")
+        required = camp.get("required_records", []) if isinstance(camp, dict) else []
+        return campaign.delivered_paths([p for p in required if isinstance(p, str)])
+
     def history_rules(self) -> list[dict[str, str]]:
         return [
             {

@@ -14,7 +14,7 @@ from ledger.core.context import Context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import dump_json
 from ledger.core.repobase import write_atomic
-from ledger.core.store import Snapshot, Transition
+from ledger.core.store import TRAILER_TRANSITION, Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign.commands.closing import outstanding_items
 from ledger.presets.campaign.commands.common import is_transition, open_campaign, require_owner, say
@@ -61,6 +61,35 @@ def code_differs(ctx: Context, temp: Path, head: str) -> list[str]:
     return [p for p in out.split("\0") if p]
 
 
+def without_ledger(config_file: str, data: bytes | None) -> bytes | None:
+    """pyproject.toml without its ``[tool.ledger]`` tables: the project's own file stays
+    on the delivery branch. None for ledger.toml (removed whole), and a ledger set where
+    its tables cannot be cut out (an inline ``ledger = {...}``) is refused."""
+    from ledger.core.repobase import PYPROJECT, ledger_table
+
+    if not config_file.endswith(PYPROJECT) or data is None:
+        return None
+    import re
+    import tomllib
+
+    header = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+    out, skipping = [], False
+    for line in data.decode("utf-8").splitlines(keepends=True):
+        found = header.match(line)
+        if found:
+            name = found.group(1).replace(" ", "").replace('"', "").replace("'", "")
+            skipping = name == "tool.ledger" or name.startswith("tool.ledger.")
+        if not skipping:
+            out.append(line)
+    text = "".join(out)
+    if ledger_table(tomllib.loads(text), config_file) is not None:
+        raise BadInput(
+            f"{config_file} sets [tool.ledger] in a way deliver cannot take out",
+            "write it as [tool.ledger] tables, then deliver",
+        )
+    return text.encode("utf-8")
+
+
 def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     """One clean branch from the base commit: the kept promoted commits and the commits
     that changed the benchmark script, in history order, then the closed report and the
@@ -93,9 +122,9 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     picks = [sha for sha in order.split() if sha in wanted]
     picks += [sha for sha in camp.promoted_commits() if sha not in picks]  # off this branch
     # The closed report, the records, the mistakes log and every required record.
-    kept = [campaign.REPORT, campaign.JSONL, campaign.CSV, campaign.MISTAKES]
-    kept += campaign.table(ctx.config).required_records
-    keep = {f"{ctx.dir}/{p}": snap.read(f"{ctx.dir}/{p}") for p in dict.fromkeys(kept)}
+    kept = campaign.delivered_paths(campaign.table(ctx.config).required_records)
+    keep = {f"{ctx.dir}/{p}": snap.read(f"{ctx.dir}/{p}") for p in kept}
+    unledgered = without_ledger(ctx.config_file, snap.read(ctx.config_file))
     head = camp.head()
     with tempfile.TemporaryDirectory(prefix="ledger-deliver-") as tmp:
         temp = Path(tmp) / "wt"
@@ -112,11 +141,13 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
                         "resolve by hand; the candidates' history is untouched",
                     )
             # Scaffolding and owner state stay out: only the closed report and the records.
-            gitcli.run(
-                ["rm", "-r", "-q", "--ignore-unmatch", "--", ctx.dir, ctx.config_file],
-                temp,
-                clean_env=True,
-            )
+            # The configuration goes (or pyproject.toml's [tool.ledger]): the branch is no
+            # ledger, which is what lets it be pushed past the hooks (verify's delivery).
+            gone = [ctx.dir] + ([] if unledgered is not None else [ctx.config_file])
+            gitcli.run(["rm", "-r", "-q", "--ignore-unmatch", "--", *gone], temp, clean_env=True)
+            if unledgered is not None:
+                write_atomic(temp / ctx.config_file, unledgered, durable=False)
+                gitcli.run(["add", "--", ctx.config_file], temp, clean_env=True)
             if head is not None:
                 differs = code_differs(ctx, temp, head.commit)
                 if differs:
@@ -141,6 +172,8 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
                     "--allow-empty",
                     "-m",
                     "docs(campaign): the closed report and records",
+                    "-m",
+                    f"{TRAILER_TRANSITION}: deliver",
                 ],
                 temp,
                 clean_env=True,

@@ -1,0 +1,156 @@
+"""Issue 27: the branch ``deliver`` builds is pushed with the hooks on, and nothing else
+may end a ledger.
+
+A delivery's last commit is a transition of kind ``deliver`` that takes the ledger's
+configuration away: ``verify`` accepts it when it only deletes the ledger's entries and
+writes the documents the campaign delivers, and the branch holds no ledger after it.
+The ledger's own branch is never ended in place (pre-push and pre-receive refuse a
+push that takes the configuration away from a ref that holds a ledger), a forged
+delivery that also carries code is a finding, and a ledger brought back on a delivery
+branch is one too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Repo, git
+from tests.test_i27_campaign_finish import TEMPLATE, _finished, commit, gl, ok
+
+
+def _remote(repo: Repo) -> Path:
+    """A bare remote with the server's hooks, as ``origin``; main pushed to it."""
+    remote = repo.path.parent / "remote.git"
+    git(repo.path, "init", "-q", "--bare", str(remote))
+    served = gl(Repo(remote), "hooks", "install", "--server")
+    assert served.code == 0, served.err
+    git(repo.path, "remote", "add", "origin", str(remote))
+    git(repo.path, "push", "-q", "origin", "HEAD:refs/heads/main")
+    return remote
+
+
+def _push(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "push", "-q", "origin", *args],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _delivered(repo: Repo, branch: str = "campaign/deliver") -> None:
+    _finished(repo)
+    ok(repo, "finish")
+    ok(repo, "deliver", "--branch", branch)
+
+
+def _refs(remote: Path) -> str:
+    return git(remote, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+@pytest.fixture
+def camp_toml(bare_repo: Repo) -> Repo:
+    return _campaign(bare_repo, pyproject=False)
+
+
+def _campaign(repo: Repo, pyproject: bool) -> Repo:
+    config = (
+        TEMPLATE.read_text().replace("${dir}", "training_log")
+        + 'scope = ["src/**"]\nbenchmark_script = "bench.py"\n'
+        + 'required_records = ["NOTES.md"]\n'
+    )
+    if pyproject:
+        config = config.replace("[ledger]", "[tool.ledger.ledger]").replace(
+            "[campaign]", "[tool.ledger.campaign]"
+        )
+        config = '[project]\nname = "kernel"\nversion = "1.0"\n\n' + config
+        config += "\n[tool.ruff]\nline-length = 100\n"
+        (repo.path / "pyproject.toml").write_text(config)
+    else:
+        (repo.path / "ledger.toml").write_text(config)
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    repo.write("src/app.py", "speed = 1\n")
+    repo.write("bench.py", "print(1)\n")
+    commit(repo, "feat(src): the base")
+    repo.write("training_log/contract.md", "# Contract\n\nSpeed of src/ on bench.py.\n")
+    ok(repo, "contract")
+    return repo
+
+
+@pytest.mark.parametrize("pyproject", [False, True], ids=["ledger.toml", "pyproject.toml"])
+def test_the_delivery_branch_is_pushed_through_pre_push_and_pre_receive(
+    bare_repo: Repo, pyproject: bool
+) -> None:
+    repo = _campaign(bare_repo, pyproject)
+    remote = _remote(repo)
+    _delivered(repo)
+    pushed = _push(repo, "campaign/deliver")
+    assert pushed.returncode == 0, pushed.stderr
+    tip = git(repo.path, "rev-parse", "campaign/deliver").strip()
+    assert git(remote, "rev-parse", "refs/heads/campaign/deliver").strip() == tip
+    files = git(repo.path, "ls-tree", "-r", "--name-only", tip).split()
+    assert "src/fast.py" in files and "training_log/NOTES.md" in files
+    assert "training_log/owner.json" not in files and "ledger.toml" not in files
+    if pyproject:
+        # The project's own file stays, without the ledger's tables.
+        kept = git(repo.path, "show", f"{tip}:pyproject.toml")
+        assert 'name = "kernel"' in kept and "line-length = 100" in kept
+        assert "tool.ledger" not in kept
+    # The ledger's branch and its delivery record go the same way, and verify is clean.
+    assert _push(repo, "HEAD:refs/heads/main").returncode == 0
+    assert gl(repo, "verify").code == 0
+
+
+def test_the_ledgers_branch_is_never_ended_in_place(camp_toml: Repo) -> None:
+    """A commit that says it delivers, on the ledger's branch: pre-push refuses it, and so
+    does the remote when the client's hook is skipped."""
+    repo = camp_toml
+    remote = _remote(repo)
+    _finished(repo)
+    ok(repo, "finish")
+    assert _push(repo, "HEAD:refs/heads/main").returncode == 0
+    before = _refs(remote)
+    git(repo.path, "rm", "-r", "-q", "ledger.toml", "training_log/candidates")
+    commit(repo, "docs(campaign): done", "--no-verify", "-m", "Ledger-Transition: deliver")
+    for extra in ((), ("--no-verify",)):
+        refused = _push(repo, *extra, "HEAD:refs/heads/main")
+        assert refused.returncode != 0, extra
+        assert "[config-frozen]" in refused.stderr and "delivery branch" in refused.stderr
+        assert _refs(remote) == before
+
+
+def test_a_forged_delivery_carrying_code_is_refused(camp_toml: Repo) -> None:
+    repo = camp_toml
+    remote = _remote(repo)
+    _finished(repo)
+    ok(repo, "finish")
+    git(repo.path, "checkout", "-q", "-b", "evil")
+    git(repo.path, "rm", "-r", "-q", "ledger.toml", "training_log/candidates")
+    repo.write("src/app.py", "speed = 1000\n")
+    commit(repo, "docs(campaign): delivered", "--no-verify", "-m", "Ledger-Transition: deliver")
+    before = _refs(remote)
+    for extra in ((), ("--no-verify",)):
+        refused = _push(repo, *extra, "evil")
+        assert refused.returncode != 0, extra
+        assert "[config-frozen]" in refused.stderr and "src/app.py" in refused.stderr
+        assert _refs(remote) == before
+
+
+def test_a_ledger_brought_back_on_a_delivery_branch_is_refused(camp_toml: Repo) -> None:
+    repo = camp_toml
+    remote = _remote(repo)
+    _delivered(repo)
+    assert _push(repo, "campaign/deliver").returncode == 0
+    git(repo.path, "checkout", "-q", "campaign/deliver")
+    (repo.path / "ledger.toml").write_text(git(repo.path, "show", "main:ledger.toml"))
+    commit(repo, "chore: the ledger again", "--no-verify")
+    before = _refs(remote)
+    refused = _push(repo, "--no-verify", "campaign/deliver")
+    assert refused.returncode != 0
+    assert "[config-frozen]" in refused.stderr and "holds no ledger" in refused.stderr
+    assert _refs(remote) == before
