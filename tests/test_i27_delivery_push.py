@@ -154,3 +154,25 @@ def test_a_ledger_brought_back_on_a_delivery_branch_is_refused(camp_toml: Repo) 
     assert refused.returncode != 0
     assert "[config-frozen]" in refused.stderr and "holds no ledger" in refused.stderr
     assert _refs(remote) == before
+
+
+def test_a_reviewers_fix_on_the_delivery_branch_is_committed_and_pushed_with_hooks_on(
+    camp_toml: Repo,
+) -> None:
+    """The delivery branch is code under review: a fix is a plain commit and push, with
+    the hooks installed and no --no-verify."""
+    repo = camp_toml
+    remote = _remote(repo)
+    _delivered(repo)
+    assert _push(repo, "campaign/deliver").returncode == 0
+    git(repo.path, "checkout", "-q", "campaign/deliver")
+    repo.write("src/fast.py", "fast = 2  # review: clearer name\n")
+    commit(repo, "fix(src): a reviewer's remark")
+    pushed = _push(repo, "campaign/deliver")
+    assert pushed.returncode == 0, pushed.stderr
+    tip = git(repo.path, "rev-parse", "HEAD").strip()
+    assert git(remote, "rev-parse", "refs/heads/campaign/deliver").strip() == tip
+    # Back on the ledger's branch, the loop is done and verify is clean.
+    git(repo.path, "checkout", "-q", "main")
+    assert gl(repo, "verify").code == 0
+    assert ok(repo, "next", "--json").json()["action"] == "done"
