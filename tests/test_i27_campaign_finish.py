@@ -65,14 +65,21 @@ def code(repo: Repo, name: str) -> str:
     return commit(repo, f"perf(src): {name}")
 
 
-@pytest.fixture
-def camp(bare_repo: Repo) -> Repo:
-    repo = bare_repo
-    (repo.path / "ledger.toml").write_text(
+def campaign_repo(repo: Repo, pyproject: bool = False) -> Repo:
+    """A campaign ledger (in ledger.toml, or pyproject.toml's [tool.ledger] beside the
+    project's own tables) with hooks, a base commit and the contract."""
+    config = (
         TEMPLATE.read_text().replace("${dir}", "training_log")
         + 'scope = ["src/**"]\nbenchmark_script = "bench.py"\n'
         + 'required_records = ["NOTES.md"]\n'
     )
+    if pyproject:
+        config = config.replace("[ledger]", "[tool.ledger.ledger]")
+        config = config.replace("[campaign]", "[tool.ledger.campaign]")
+        config = '[project]\nname = "kernel"\nversion = "1.0"\n\n' + config
+        (repo.path / "pyproject.toml").write_text(config + "\n[tool.ruff]\nline-length = 100\n")
+    else:
+        (repo.path / "ledger.toml").write_text(config)
     ok(repo, "init")
     ok(repo, "hooks", "install")
     repo.write("src/app.py", "speed = 1\n")
@@ -81,6 +88,11 @@ def camp(bare_repo: Repo) -> Repo:
     repo.write("training_log/contract.md", "# Contract\n\nSpeed of src/ on bench.py.\n")
     ok(repo, "contract")
     return repo
+
+
+@pytest.fixture
+def camp(bare_repo: Repo) -> Repo:
+    return campaign_repo(bare_repo)
 
 
 def _finished(repo: Repo, close: bool = True) -> dict[str, str]:

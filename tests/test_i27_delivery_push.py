@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, git
-from tests.test_i27_campaign_finish import TEMPLATE, _finished, commit, gl, ok
+from tests.test_i27_campaign_finish import _finished, campaign_repo, commit, gl, ok
 
 
 def _remote(repo: Repo) -> Path:
@@ -54,39 +54,14 @@ def _refs(remote: Path) -> str:
 
 @pytest.fixture
 def camp_toml(bare_repo: Repo) -> Repo:
-    return _campaign(bare_repo, pyproject=False)
-
-
-def _campaign(repo: Repo, pyproject: bool) -> Repo:
-    config = (
-        TEMPLATE.read_text().replace("${dir}", "training_log")
-        + 'scope = ["src/**"]\nbenchmark_script = "bench.py"\n'
-        + 'required_records = ["NOTES.md"]\n'
-    )
-    if pyproject:
-        config = config.replace("[ledger]", "[tool.ledger.ledger]").replace(
-            "[campaign]", "[tool.ledger.campaign]"
-        )
-        config = '[project]\nname = "kernel"\nversion = "1.0"\n\n' + config
-        config += "\n[tool.ruff]\nline-length = 100\n"
-        (repo.path / "pyproject.toml").write_text(config)
-    else:
-        (repo.path / "ledger.toml").write_text(config)
-    ok(repo, "init")
-    ok(repo, "hooks", "install")
-    repo.write("src/app.py", "speed = 1\n")
-    repo.write("bench.py", "print(1)\n")
-    commit(repo, "feat(src): the base")
-    repo.write("training_log/contract.md", "# Contract\n\nSpeed of src/ on bench.py.\n")
-    ok(repo, "contract")
-    return repo
+    return campaign_repo(bare_repo)
 
 
 @pytest.mark.parametrize("pyproject", [False, True], ids=["ledger.toml", "pyproject.toml"])
 def test_the_delivery_branch_is_pushed_through_pre_push_and_pre_receive(
     bare_repo: Repo, pyproject: bool
 ) -> None:
-    repo = _campaign(bare_repo, pyproject)
+    repo = campaign_repo(bare_repo, pyproject=pyproject)
     remote = _remote(repo)
     _delivered(repo)
     pushed = _push(repo, "campaign/deliver")
@@ -106,9 +81,21 @@ def test_the_delivery_branch_is_pushed_through_pre_push_and_pre_receive(
     assert gl(repo, "verify").code == 0
 
 
-def test_the_ledgers_branch_is_never_ended_in_place(camp_toml: Repo) -> None:
-    """A commit that says it delivers, on the ledger's branch: pre-push refuses it, and so
-    does the remote when the client's hook is skipped."""
+@pytest.mark.parametrize(
+    ("where", "code", "said"),
+    [
+        # On the ledger's branch: a ledger ends only on a delivery branch of its own.
+        ("HEAD:refs/heads/main", False, "delivery branch"),
+        # On a new branch, carrying code: a delivery writes only the ledger's documents.
+        ("HEAD:refs/heads/evil", True, "src/app.py"),
+    ],
+    ids=["in-place", "with-code"],
+)
+def test_a_forged_delivery_is_refused_by_pre_push_and_by_the_remote(
+    camp_toml: Repo, where: str, code: bool, said: str
+) -> None:
+    """A hand commit that says it delivers: pre-push refuses it, and so does the remote
+    when the client's hook is skipped; the remote's refs are untouched."""
     repo = camp_toml
     remote = _remote(repo)
     _finished(repo)
@@ -116,28 +103,13 @@ def test_the_ledgers_branch_is_never_ended_in_place(camp_toml: Repo) -> None:
     assert _push(repo, "HEAD:refs/heads/main").returncode == 0
     before = _refs(remote)
     git(repo.path, "rm", "-r", "-q", "ledger.toml", "training_log/candidates")
-    commit(repo, "docs(campaign): done", "--no-verify", "-m", "Ledger-Transition: deliver")
-    for extra in ((), ("--no-verify",)):
-        refused = _push(repo, *extra, "HEAD:refs/heads/main")
-        assert refused.returncode != 0, extra
-        assert "[config-frozen]" in refused.stderr and "delivery branch" in refused.stderr
-        assert _refs(remote) == before
-
-
-def test_a_forged_delivery_carrying_code_is_refused(camp_toml: Repo) -> None:
-    repo = camp_toml
-    remote = _remote(repo)
-    _finished(repo)
-    ok(repo, "finish")
-    git(repo.path, "checkout", "-q", "-b", "evil")
-    git(repo.path, "rm", "-r", "-q", "ledger.toml", "training_log/candidates")
-    repo.write("src/app.py", "speed = 1000\n")
+    if code:
+        repo.write("src/app.py", "speed = 1000\n")
     commit(repo, "docs(campaign): delivered", "--no-verify", "-m", "Ledger-Transition: deliver")
-    before = _refs(remote)
     for extra in ((), ("--no-verify",)):
-        refused = _push(repo, *extra, "evil")
+        refused = _push(repo, *extra, where)
         assert refused.returncode != 0, extra
-        assert "[config-frozen]" in refused.stderr and "src/app.py" in refused.stderr
+        assert "[config-frozen]" in refused.stderr and said in refused.stderr, refused.stderr
         assert _refs(remote) == before
 
 
