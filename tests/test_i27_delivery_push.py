@@ -148,3 +148,31 @@ def test_a_reviewers_fix_on_the_delivery_branch_is_committed_and_pushed_with_hoo
     git(repo.path, "checkout", "-q", "main")
     assert gl(repo, "verify").code == 0
     assert ok(repo, "next", "--json").json()["action"] == "done"
+
+
+def test_a_branch_ended_by_a_delivery_merged_back_into_the_ledger_is_refused(
+    camp_toml: Repo,
+) -> None:
+    """What a branch carries after its ledger ended was never judged: merged into the
+    ledger's branch with the configuration kept, it is a finding, not history."""
+    repo = camp_toml
+    remote = _remote(repo)
+    _finished(repo)
+    ok(repo, "finish")
+    assert _push(repo, "HEAD:refs/heads/main").returncode == 0
+    before = _refs(remote)
+    git(repo.path, "checkout", "-q", "-b", "ended")
+    git(repo.path, "rm", "-q", "ledger.toml")
+    commit(repo, "docs(campaign): delivered", "--no-verify", "-m", "Ledger-Transition: deliver")
+    forged = next((repo.path / "training_log/candidates").glob("*.json"))
+    repo.write(f"training_log/candidates/{'f' * 12}-e0.json", forged.read_text())
+    commit(repo, "docs: one more candidate", "--no-verify")
+    git(repo.path, "checkout", "-q", "main")
+    git(repo.path, "merge", "-q", "--no-ff", "--no-commit", "ended", check=False)
+    git(repo.path, "checkout", "HEAD", "--", "ledger.toml")
+    commit(repo, "merge the delivery", "--no-verify")
+    refused = _push(repo, "--no-verify", "HEAD:refs/heads/main")
+    assert refused.returncode != 0
+    assert "[config-frozen]" in refused.stderr and "never judged" in refused.stderr, refused.stderr
+    assert _refs(remote) == before
+    assert gl(repo, "verify").code == 1

@@ -116,9 +116,12 @@ class Snapshot:
         return isinstance(self._object(path), pygit2.Tree)
 
     def files(self, prefix: str) -> dict[str, str]:
-        """Every blob below ``prefix`` (recursively): path -> blob id."""
+        """Every blob below ``prefix`` (recursively): path -> blob id; ``prefix`` itself
+        when it names a file (as ``git ls-tree -r REV -- PATH`` lists it)."""
         out: dict[str, str] = {}
         root = self._object(prefix)
+        if isinstance(root, pygit2.Blob):
+            return {prefix: str(root.id)}
         if not isinstance(root, pygit2.Tree):
             return out
         stack: list[tuple[str, pygit2.Tree]] = [(prefix, root)]

@@ -384,7 +384,21 @@ def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dic
     state: dict[str, Any] = {"v": {}, "cfg": any(p["cfg"] for p in parents), "marks": []}
     end = next((p["end"] for p in parents if p.get("end")), None)
     if end is not None:
-        state["end"] = end  # a delivery branch stays one through a merge
+        config = snap.files(r.config_file).get(r.config_file)
+        if r.layout(config, r.config_file) is None:
+            state["end"] = end  # a delivery branch stays one through a merge
+        else:
+            # What the ended side carries since its delivery was never judged as ledger
+            # history: merged into a ledger, it would pass as history unjudged.
+            r.finding(
+                c,
+                r.config_file,
+                "config-frozen",
+                f"the merge brings a ledger back onto a branch whose ledger ended with its "
+                f"delivery {end[:10]}: what that side carries since was never judged",
+                f"merge the delivery's code, not its branch (git revert -m 1 {c.id[:10]})",
+                "",
+            )
     if parents[0].get("hk") is not None:
         state["hk"] = parents[0]["hk"]
     marks: set[str] = set()
