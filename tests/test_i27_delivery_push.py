@@ -138,6 +138,10 @@ def test_a_reviewers_fix_on_the_delivery_branch_is_committed_and_pushed_with_hoo
     _delivered(repo)
     assert _push(repo, "campaign/deliver").returncode == 0
     git(repo.path, "checkout", "-q", "campaign/deliver")
+    # No ledger here, and the error says why: the delivery ended it.
+    asked = gl(repo, "status")
+    delivery = git(repo.path, "rev-parse", "HEAD").strip()
+    assert asked.code == 2 and f"ended with the delivery {delivery[:10]}" in asked.err
     repo.write("src/fast.py", "fast = 2  # review: clearer name\n")
     commit(repo, "fix(src): a reviewer's remark")
     pushed = _push(repo, "campaign/deliver")

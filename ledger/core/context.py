@@ -72,12 +72,36 @@ def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context
     store = open_store(cwd)
     loaded = load_config(store, snap)
     if loaded is None:
+        ended = delivered_here(store) if snap is None else None
+        if ended is not None:
+            raise BadInput(
+                f"no ledger on this branch: it ended with the delivery {ended[:10]} (a "
+                "delivery branch holds the kept code and the closed report, not the ledger)",
+                "run git ledger on the branch the loop ran on (git switch BRANCH)",
+            )
         raise BadInput(
             "no ledger here: neither ledger.toml nor [tool.ledger] in pyproject.toml",
             "run 'git ledger init' first",
         )
     config, name = loaded
     return Context(store=store, config=config, config_file=name)
+
+
+def delivered_here(store: Store) -> str | None:
+    """The delivery commit that took the ledger away on the checked-out branch (None:
+    there was none; this is asked only where no ledger is found)."""
+    from ledger.core import gitcli
+    from ledger.core.repobase import CONFIG_FILES
+    from ledger.core.store import TRAILER_TRANSITION
+
+    if store.workdir is None:
+        return None
+    grep = f"--grep=^{TRAILER_TRANSITION}: deliver$"
+    found = gitcli.run(
+        ["log", "-1", "--format=%H", grep, "HEAD", "--", *CONFIG_FILES], store.workdir, check=False
+    )
+    sha = found.stdout.strip()
+    return sha if found.returncode == 0 and sha else None
 
 
 def error_log(cwd: Path) -> Path | None:
