@@ -148,6 +148,11 @@ def test_a_reviewers_fix_on_the_delivery_branch_is_committed_and_pushed_with_hoo
     assert pushed.returncode == 0, pushed.stderr
     tip = git(repo.path, "rev-parse", "HEAD").strip()
     assert git(remote, "rev-parse", "refs/heads/campaign/deliver").strip() == tip
+    # A release tag (annotated) of the delivery is pushed like the branch.
+    git(repo.path, "tag", "-a", "v1.0", "-m", "release 1.0")
+    tagged = _push(repo, "v1.0")
+    assert tagged.returncode == 0, tagged.stderr
+    assert git(remote, "rev-parse", "v1.0^{commit}").strip() == tip
     # Back on the ledger's branch, the loop is done and verify is clean.
     git(repo.path, "checkout", "-q", "main")
     assert gl(repo, "verify").code == 0
@@ -179,4 +184,51 @@ def test_a_branch_ended_by_a_delivery_merged_back_into_the_ledger_is_refused(
     assert refused.returncode != 0
     assert "[config-frozen]" in refused.stderr and "never judged" in refused.stderr, refused.stderr
     assert _refs(remote) == before
+    assert gl(repo, "verify").code == 1
+
+
+@pytest.mark.parametrize("move", ["edits-the-project", "ledger-toml-back"])
+def test_a_pyproject_delivery_takes_only_the_ledgers_tables_away(
+    bare_repo: Repo, move: str
+) -> None:
+    """With the ledger in pyproject.toml, a delivery keeps the rest of the file as it was,
+    and a ledger.toml on the ended branch brings a ledger back: both are findings."""
+    repo = campaign_repo(bare_repo, pyproject=True)
+    remote = _remote(repo)
+    _delivered(repo)
+    git(repo.path, "checkout", "-q", "campaign/deliver")
+    before = _refs(remote)
+    if move == "edits-the-project":
+        # The delivery redone by hand, with a dependency slipped into the project's table.
+        git(repo.path, "reset", "-q", "--soft", "HEAD~1")
+        text = (repo.path / "pyproject.toml").read_text()
+        text = text.replace('version = "1.0"\n', 'version = "1.0"\ndependencies = ["evil"]\n')
+        (repo.path / "pyproject.toml").write_text(text)
+        commit(repo, "docs(campaign): delivered", "--no-verify", "-m", "Ledger-Transition: deliver")
+        said = "pyproject.toml beyond its ledger tables"
+    else:
+        (repo.path / "ledger.toml").write_text(
+            '[ledger]\ndir = "log2"\npreset = "campaign"\n', encoding="utf-8"
+        )
+        commit(repo, "chore: a ledger again", "--no-verify")
+        said = "holds no ledger"
+    refused = _push(repo, "--no-verify", "HEAD:refs/heads/campaign/deliver")
+    assert refused.returncode != 0
+    assert "[config-frozen]" in refused.stderr and said in refused.stderr, refused.stderr
+    assert _refs(remote) == before
+
+
+def test_a_ledger_toml_added_beside_a_pyproject_ledger_is_a_finding(bare_repo: Repo) -> None:
+    """ledger.toml is read before pyproject.toml: one added beside a pyproject.toml that
+    holds the ledger would judge history by another configuration (or not at all)."""
+    repo = campaign_repo(bare_repo, pyproject=True)
+    remote = _remote(repo)
+    before = _refs(remote)
+    repo.write("ledger.toml", '[ledger]\ndir = "log2"\npreset = "campaign"\n')
+    commit(repo, "chore: a ledger of its own", "--no-verify")
+    for extra in ((), ("--no-verify",)):
+        refused = _push(repo, *extra, "HEAD:refs/heads/main")
+        assert refused.returncode != 0, extra
+        assert "[config-frozen]" in refused.stderr and "in place of pyproject" in refused.stderr
+        assert _refs(remote) == before
     assert gl(repo, "verify").code == 1

@@ -81,6 +81,12 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
     for old, new, ref in updates:
         if ref.startswith((WITNESS, "refs/replace/")):
             continue
+        # An annotated tag is judged as the commit it names; one naming no commit (a
+        # tree, a blob) carries no history to judge.
+        peeled = _commit_of(store, new)
+        if peeled is None:
+            continue
+        old, new = _commit_of(store, old) or ZERO, peeled
         if new == ZERO:
             found += _deleted(store, old, ref, [t for r, t in after.items() if r != ref])
             continue
@@ -149,6 +155,17 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
     tips = heads + pushed
     found += _orphan_witnesses(store, incoming, registered, [t for t in tips if t != ZERO])
     return found
+
+
+def _commit_of(store: Store, sha: str) -> str | None:
+    """The commit ``sha`` names (itself, or what an annotated tag points at); ZERO stays
+    ZERO; None when it names no commit, or one this repository does not have."""
+    if sha == ZERO:
+        return ZERO
+    try:
+        return store.resolve(sha)
+    except LedgerError:
+        return None
 
 
 def ended_in_place(store: Store, ref: str, old: str, new: str) -> Finding | None:

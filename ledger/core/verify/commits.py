@@ -12,6 +12,8 @@ from typing import Any
 
 from ledger.core.commitinfo import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo
 from ledger.core.commitrules import glob_match, is_free
+from ledger.core.repobase import CONFIG_FILES
+from ledger.core.verify.delivery import delivery_end, ended
 from ledger.core.verify.findings import withdrawn_reason
 from ledger.core.verify.registrations import version_change
 from ledger.core.verify.replay import Change, Replay, VState
@@ -34,6 +36,8 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
     code: list[str] = []
     entries = False
     for path, old, new in changes:
+        if path == CONFIG_FILES[0] and old is None and new is not None:
+            shadowed(r, c, new, opened)
         if path.startswith(base):
             rel = path[len(base) :]
             entry_change(r, Change(c, kind, step, path, rel, old, new), state)
@@ -62,72 +66,25 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
         state["o"] = open_now
 
 
-def delivery_end(
-    r: Replay, c: CommitInfo, changes: list[tuple[str, str | None, str | None]], state: Any
-) -> bool:
-    """A delivery ends the ledger on a branch of its own (the campaign's ``deliver``):
-    a commit of kind ``deliver`` on one parent that takes the ledger's configuration
-    away. Inside the ledger dir it may only delete entries and write the documents the
-    preset delivers (:meth:`ledger.core.loops.Preset.delivered`), and it changes no
-    code. True when ``c`` is one: the branch holds no ledger after it. A branch that
-    holds a ledger where it is pushed is never ended in place (the hooks' ref rule)."""
-    config = next(((old, new) for path, old, new in changes if path == r.config_file), None)
-    if len(c.parents) != 1 or config is None or config[0] is None:
-        return False
-    if r.layout(config[1], r.config_file) is not None:
-        return False  # the ledger goes on here: judged as any commit of this kind
-    import tomllib
-
-    from ledger.core.loops import by_name
-    from ledger.core.repobase import ledger_table
-
-    try:
-        data = tomllib.loads(r.read_blob(config[0]).decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return False
-    kept = by_name(r.preset).delivered(ledger_table(data, r.config_file) or {})
-    if kept is None:
-        return False
-    base = r.dir + "/"
-    stray = [
-        path
-        for path, _old, new in changes
-        if path != r.config_file
-        and not (path.startswith(base) and (new is None or path[len(base) :] in kept))
-    ]
-    if stray:
+def shadowed(r: Replay, c: CommitInfo, new: str, opened: list[str]) -> None:
+    """A ledger.toml added beside a pyproject.toml that holds the ledger takes its place
+    (ledger.toml is read first): the ledger's place changed, and history written before
+    it would be judged by another configuration, or not at all."""
+    if r.layout(new, CONFIG_FILES[0]) is None or not c.parents:
+        return
+    before = r.store.snapshot(c.parents[0]).files(CONFIG_FILES[1]).get(CONFIG_FILES[1])
+    if r.layout(before, CONFIG_FILES[1]) is None:
+        return
+    for vid in opened or [""]:
         r.finding(
             c,
-            stray[0],
+            CONFIG_FILES[0],
             "config-frozen",
-            "a delivery ends the ledger: it deletes the ledger's entries and writes only "
-            f"{', '.join(kept)}; this one also changes {', '.join(stray[:3])}",
-            "deliver again (git ledger deliver --branch NAME) and drop this branch; code "
-            "comes to a delivery only from the candidates it keeps",
-            "",
+            "ledger.toml now configures a ledger in place of pyproject.toml's "
+            "[tool.ledger]: history written before it would no longer be judged",
+            f"remove it (git revert {c.id[:10]}); a ledger stays where it was created",
+            vid,
         )
-    state["end"] = c.id
-    return True
-
-
-def ended(
-    r: Replay, c: CommitInfo, changes: list[tuple[str, str | None, str | None]], state: Any
-) -> None:
-    """After a delivery the branch is no ledger: what it carries is code and documents,
-    and a configuration that brings a ledger back is a finding."""
-    if state["end"] == c.id:
-        return
-    for path, _old, new in changes:
-        if path == r.config_file and r.layout(new, path) is not None:
-            r.finding(
-                c,
-                path,
-                "config-frozen",
-                f"the ledger ended on this branch with its delivery {state['end'][:10]}: "
-                "a delivery branch holds no ledger",
-                f"keep the ledger on its own branch (git revert {c.id[:10]})",
-                "",
-            )
 
 
 def open_steps(versions: dict[str, VState]) -> list[str]:
@@ -164,9 +121,6 @@ def code_commit(
             f"git ledger void {opened[0]} --reason ... if its results cannot count",
             opened[0],
         )
-
-
-CONFIG_FILES = ("ledger.toml", "pyproject.toml")
 
 
 def layout_change(
