@@ -232,3 +232,18 @@ def test_a_ledger_toml_added_beside_a_pyproject_ledger_is_a_finding(bare_repo: R
         assert "[config-frozen]" in refused.stderr and "in place of pyproject" in refused.stderr
         assert _refs(remote) == before
     assert gl(repo, "verify").code == 1
+
+
+def test_a_delivery_branch_name_that_reads_as_another_ref_is_bad_input(camp_toml: Repo) -> None:
+    repo = camp_toml
+    _remote(repo)
+    _finished(repo)
+    ok(repo, "finish")
+    refs = git(repo.path, "for-each-ref")
+    for name in ("HEAD", "refs/heads/main", "origin/main", "../x"):
+        refused = gl(repo, "deliver", "--branch", name)
+        assert refused.code == 2, (name, refused.err)
+        assert len(refused.err.strip().splitlines()) == 1 and "Traceback" not in refused.err
+    assert git(repo.path, "for-each-ref") == refs
+    assert "ledger-deliver" not in git(repo.path, "worktree", "list")
+    ok(repo, "deliver", "--branch", "campaign/deliver")

@@ -111,6 +111,14 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     for part in name.split("/"):
         check_safe(part, "branch name")
     workdir = ctx.store.require_workdir()
+    remotes = gitcli.output(["remote"], workdir).split()
+    first = name.split("/")[0]
+    if name == "HEAD" or first in ("refs", "HEAD", *remotes):
+        raise BadInput(
+            f"branch name {name!r} would read as another ref ({first}/...: "
+            f"{'a remote' if first in remotes else 'a ref path'})",
+            "pass a plain branch name, e.g. --branch campaign/deliver",
+        )
     if branch_exists(workdir, name):
         raise BadInput(
             f"branch {name} already exists", f"pass --branch {free_branch(workdir, name)}"
@@ -128,7 +136,9 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     head = camp.head()
     with tempfile.TemporaryDirectory(prefix="ledger-deliver-") as tmp:
         temp = Path(tmp) / "wt"
-        gitcli.run(["worktree", "add", "-q", "-b", name, str(temp), base.commit], workdir)
+        # Built detached: the branch is made only once the delivery is whole, so a
+        # killed deliver leaves no half-built branch behind (the worktree is pruned).
+        gitcli.run(["worktree", "add", "-q", "--detach", str(temp), base.commit], workdir)
         try:
             for sha in picks:
                 proc = gitcli.run(
@@ -178,13 +188,14 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
                 temp,
                 clean_env=True,
             )
+            tip = gitcli.output(["rev-parse", "HEAD"], temp, clean_env=True).strip()
         except Exception:
             gitcli.run(["worktree", "remove", "--force", str(temp)], workdir, check=False)
-            gitcli.run(["branch", "-D", name], workdir, check=False)
             raise
         gitcli.run(["worktree", "remove", "--force", str(temp)], workdir)
     gitcli.run(["worktree", "prune"], workdir, check=False)
-    tip = gitcli.output(["rev-parse", f"refs/heads/{name}"], workdir).strip()
+    # The branch comes into being whole, or not at all (refused if one appeared since).
+    gitcli.run(["update-ref", f"refs/heads/{name}", tip, ""], workdir)
     record = dump_json({"branch": name, "commit": tip, "commits": picks}).encode()
 
     def delivered(snap: Snapshot) -> Transition:
