@@ -146,6 +146,10 @@ def test_a_reviewers_fix_on_the_delivery_branch_is_committed_and_pushed_with_hoo
     commit(repo, "fix(src): a reviewer's remark")
     pushed = _push(repo, "campaign/deliver")
     assert pushed.returncode == 0, pushed.stderr
+    # A CI job verifies the delivery's pull request: its history up to the delivery is
+    # judged by the configuration the delivery took away.
+    verified = gl(repo, "verify")
+    assert verified.code == 0 and "every history rule holds" in verified.out, verified.err
     tip = git(repo.path, "rev-parse", "HEAD").strip()
     assert git(remote, "rev-parse", "refs/heads/campaign/deliver").strip() == tip
     # A release tag (annotated) of the delivery is pushed like the branch.

@@ -116,10 +116,14 @@ def run(cwd: Path, rev_range: str | None, as_json: bool) -> int:
                 [n.as_json() for n in report.notes],
                 as_json,
             )
-    from ledger.core.context import open_context
+    from ledger.core.context import delivered_here, load_config, open_context, open_store
     from ledger.core.verify import require_full, verify
 
-    ctx = open_context(cwd)
+    store = open_store(cwd)
+    ended = delivered_here(store) if load_config(store) is None else None
+    # A delivery branch holds no ledger: its history up to the delivery is judged by the
+    # configuration the delivery took away (a CI job verifies its pull request as any).
+    ctx = open_context(cwd, store.snapshot(f"{ended}^") if ended else None)
     store = ctx.store
     require_full(store)  # before a range is resolved: its commits may be cut off
     tip: str | None = None
