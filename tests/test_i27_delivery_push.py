@@ -251,3 +251,34 @@ def test_a_delivery_branch_name_that_reads_as_another_ref_is_bad_input(camp_toml
     assert git(repo.path, "for-each-ref") == refs
     assert "ledger-deliver" not in git(repo.path, "worktree", "list")
     ok(repo, "deliver", "--branch", "campaign/deliver")
+
+
+def test_a_delivery_squash_merged_into_a_product_branch_is_pushed_and_its_branch_deleted(
+    bare_repo: Repo,
+) -> None:
+    """The campaign runs on a branch of its own; the product's main never holds a ledger.
+    The delivery is squash-merged into main and pushed, then its branch is deleted: an
+    honest day, with the hooks on and the server's hooks on the remote."""
+    repo = bare_repo
+    repo.write("README.md", "# the product\n")
+    commit(repo, "docs: the product")
+    remote = repo.path.parent / "remote.git"
+    git(repo.path, "init", "-q", "--bare", str(remote))
+    assert gl(Repo(remote), "hooks", "install", "--server").code == 0
+    git(repo.path, "remote", "add", "origin", str(remote))
+    git(repo.path, "push", "-q", "origin", "main")
+    git(repo.path, "checkout", "-q", "-b", "perf")
+    campaign_repo(repo)
+    _delivered(repo)
+    for ref in ("perf", "campaign/deliver"):
+        pushed = _push(repo, ref)
+        assert pushed.returncode == 0, pushed.stderr
+    git(repo.path, "checkout", "-q", "main")
+    git(repo.path, "merge", "-q", "--squash", "campaign/deliver")
+    commit(repo, "perf: the campaign's delivery")
+    assert "training_log/latest-report.md" in git(repo.path, "ls-files")
+    pushed = _push(repo, "main")
+    assert pushed.returncode == 0, pushed.stderr
+    deleted = _push(repo, "--delete", "campaign/deliver")
+    assert deleted.returncode == 0, deleted.stderr
+    assert "campaign/deliver" not in _refs(remote)

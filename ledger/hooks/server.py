@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from ledger.core.commitinfo import CommitInfo
 from ledger.core.context import load_config
 from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
@@ -101,20 +102,10 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
             # ledger.toml drops the ledger's history with it.
             loaded = load_config(store, store.snapshot(old))
         if loaded is None:
-            # A new branch whose tip dropped the ledger it grew from: judged by the ledger
-            # of the branch it shares history with.
-            loaded = next(
-                (
-                    theirs
-                    for head in heads
-                    if store.repo.merge_base(head, new) is not None
-                    and (theirs := load_config(store, store.snapshot(head))) is not None
-                ),
-                None,
-            )
-        if loaded is None:
             # A branch that ever carried a ledger is judged by the newest one it carried:
-            # a tip without ledger.toml hides nothing its history holds.
+            # a tip without ledger.toml hides nothing its history holds (a new branch
+            # whose tip dropped the ledger it grew from, a delivery). One that never did
+            # (a product branch a delivery is squash-merged into) is no ledger's.
             loaded = _ledger_in_history(store, new)
         if loaded is None:
             continue
@@ -155,6 +146,15 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
     tips = heads + pushed
     found += _orphan_witnesses(store, incoming, registered, [t for t in tips if t != ZERO])
     return found
+
+
+def _ends_ledger(store: Store, c: CommitInfo) -> bool:
+    """A delivery's last commit (kind ``deliver``, no ledger after it): a document commit
+    of the delivery branch, which its branch may be deleted without."""
+    return (
+        c.trailer(TRAILER_TRANSITION) == "deliver"
+        and load_config(store, store.snapshot(c.id)) is None
+    )
 
 
 def _commit_of(store: Store, sha: str) -> str | None:
@@ -245,7 +245,11 @@ def _deleted(store: Store, old: str, ref: str, others: list[str]) -> list[Findin
     if not ref.startswith("refs/heads/") or old == ZERO or not store.has_commit(old):
         return []
     kept = [t for t in others if t != ZERO and store.has_commit(t)]
-    dropped = [c for c in store.walk_new(old, kept) if c.trailer(TRAILER_TRANSITION) is not None]
+    dropped = [
+        c
+        for c in store.walk_new(old, kept)
+        if c.trailer(TRAILER_TRANSITION) is not None and not _ends_ledger(store, c)
+    ]
     if not dropped:
         return []
     return [
