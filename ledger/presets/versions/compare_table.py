@@ -126,8 +126,14 @@ def _interval(sample: stats.Sample, level: float = 0.95) -> tuple[float, float] 
     return sample.mean - half, sample.mean + half
 
 
-def metric_cell(mine: list[Result], theirs: list[Result], metric: str) -> dict[str, Any]:
-    """mean, sd, n, 95% interval of ``metric``; Δ against ``theirs`` and the test behind it."""
+def metric_cell(
+    mine: list[Result],
+    theirs: list[Result],
+    metric: str,
+    keyed: tuple[dict[str, float], dict[str, float]] | None = None,
+) -> dict[str, Any]:
+    """mean, sd, n, 95% interval of ``metric``; Δ against ``theirs`` and the test behind it.
+    ``keyed``: both sides' values per seed or window, when the caller has them."""
     values = [r.metrics[metric] for r in mine if metric in r.metrics]
     cell: dict[str, Any] = {"n": len(values), "mean": None, "sd": None, "ci95": None}
     cell.update(delta=None, test=None)
@@ -136,7 +142,7 @@ def metric_cell(mine: list[Result], theirs: list[Result], metric: str) -> dict[s
     own = stats.sample(values)
     ci = _interval(own)
     cell.update(mean=own.mean, sd=own.sd, ci95=list(ci) if ci else None)
-    new, base = _per_key(mine, metric), _per_key(theirs, metric)
+    new, base = keyed or (_per_key(mine, metric), _per_key(theirs, metric))
     if not base:
         return cell
     shared = sorted(set(new) & set(base))
@@ -210,6 +216,18 @@ def build(
     for r in state.results:
         if r.version in every_of:
             every_of[r.version].append(r)
+    # A version's values per seed, by metric: its own row needs them, and so does the row
+    # of each version whose parent it is.
+    per_key: dict[tuple[str, str], dict[str, float]] = {}
+
+    def keyed(vid: str | None, results: list[Result], metric: str) -> dict[str, float]:
+        if vid is None:
+            return {}
+        found = per_key.get((vid, metric))
+        if found is None:
+            found = per_key[(vid, metric)] = _per_key(results, metric)
+        return found
+
     for version in versions:
         mine = state.results_for(version.id, gate)
         parent = version.front.parent
@@ -239,7 +257,12 @@ def build(
                 "void": version.front.void,
                 "code_commit": commit,
                 "params": params,
-                "metrics": {m: metric_cell(mine, theirs, m) for m in metrics},
+                "metrics": {
+                    m: metric_cell(
+                        mine, theirs, m, (keyed(version.id, mine, m), keyed(parent, theirs, m))
+                    )
+                    for m in metrics
+                },
             }
         )
     keys = sorted({k for row in rows for k in row["params"]})
