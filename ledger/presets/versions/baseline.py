@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 
 from ledger.core import baselinecache, stats
@@ -106,23 +106,18 @@ def _history(state: LedgerState, gate: str) -> dict[str, Version | None]:
     """For every version: the standing best on ``gate`` before it, and under ``""`` the
     best now. The first concluded version with results establishes it; a later one
     takes it only if it is confirmed and its Δ on *this* gate is beyond noise."""
-    marker = (len(state.versions), len(state.results), sum(v.concluded for v in state.versions))
-    cached = _CACHE.get(id(state))
-    if cached is not None and cached[0]() is state and cached[1] == marker:
-        found = cached[2].get(gate)
-        if found is not None:
-            return found
-    else:
-        cached = (weakref.ref(state), marker, {})
-        _CACHE[id(state)] = cached
-        if len(_CACHE) > 64:
-            for key in [k for k, v in _CACHE.items() if v[0]() is None]:
-                del _CACHE[key]
     cfg = state.config.gates.get(gate)
+    memo = _memo(state)
+    cache_key = memo.keys.get(gate)
+    if cache_key is None:
+        cache_key = baselinecache.config_key(gate, state.config) if cfg is not None else ""
+        memo.keys[gate] = cache_key
+    found = memo.walks.get((gate, cache_key))
+    if found is not None:
+        return found
     out: dict[str, Version | None] = {}
     best: Version | None = None
     # Resumed from the longest prefix an earlier process walked (ledger.core.baselinecache).
-    cache_key = baselinecache.config_key(gate, state.config) if cfg is not None else ""
     known_chain, known_best = (
         baselinecache.load(state.state_dir, cache_key)
         if state.state_dir and cache_key
@@ -158,7 +153,7 @@ def _history(state: LedgerState, gate: str) -> dict[str, Version | None]:
             best = version
         bests.append(best.id if best is not None else None)
     out[""] = best
-    cached[2][gate] = out
+    memo.walks[(gate, cache_key)] = out
     if state.state_dir and cache_key and known_chain[: len(chain)] != chain:
         baselinecache.save(state.state_dir, cache_key, chain, bests)
     return out
@@ -170,9 +165,49 @@ def _fingerprint(state: LedgerState, version: Version, mine: list[Result]) -> st
     return f"{version.id}\0{version.concluded}\0{version.verdict}\0{blobs}"
 
 
-_CACHE: dict[
-    int, tuple[weakref.ref[LedgerState], tuple[int, int, int], dict[str, dict[str, Version | None]]]
-] = {}
+_Walks = dict[tuple[str, str], dict[str, Version | None]]
+
+
+@dataclass
+class _Memo:
+    state: weakref.ref[LedgerState]
+    marker: tuple[int, int, int]  # a change of the lists in place starts afresh
+    walks: _Walks  # per (gate, configuration key); shared by states over the same lists
+    keys: dict[str, str] = field(default_factory=dict)  # gate -> key, this state's config
+
+
+_CACHE: dict[int, _Memo] = {}
+
+
+def _memo(state: LedgerState) -> _Memo:
+    """The walks this process already made of ``state``'s entries.
+
+    A state made from another by ``dataclasses.replace`` with only a configuration of
+    its own holds the very same lists of versions and results, and shares its walks
+    while the other is alive: conclude renders its views under the configuration frozen
+    at the registration and judges the next step under today's, and when the two agree
+    on the gate it walks once (a pass over every version's results on the gate).
+    """
+    marker = (len(state.versions), len(state.results), sum(v.concluded for v in state.versions))
+    mine = _CACHE.get(id(state))
+    if mine is not None and mine.state() is state and mine.marker == marker:
+        return mine
+    walks: _Walks = {}
+    for memo in list(_CACHE.values()):
+        other = memo.state()
+        if (
+            other is not None
+            and memo.marker == marker
+            and other.versions is state.versions
+            and other.results is state.results
+        ):
+            walks = memo.walks
+            break
+    mine = _CACHE[id(state)] = _Memo(weakref.ref(state), marker, walks)
+    if len(_CACHE) > 64:
+        for key in [k for k, v in _CACHE.items() if v.state() is None]:
+            del _CACHE[key]
+    return mine
 
 
 def high_water_marks(state: LedgerState, gate: str) -> list[str]:

@@ -12,7 +12,7 @@ from ledger.core.markdown import conclusion_block, gate_table
 from ledger.core.model.documents import decode_text, parse_document, set_block
 from ledger.core.model.entries import VERDICTS, Conclusion, GateStat
 from ledger.core.model.ids import parse_version
-from ledger.core.state import Version
+from ledger.core.state import LedgerState, Version
 from ledger.core.store import Snapshot, Transition
 from ledger.core.verify import require_clean, reserved_ids
 from ledger.presets.versions import readiness
@@ -175,6 +175,7 @@ def run(
         records = RunRecords(ctx).evidence()
 
     flagged: dict[str, str | None] = {}
+    written: dict[str, LedgerState] = {}
 
     def build(snap: Snapshot) -> Transition:
         planned = plan(ctx, snap, vid, records)
@@ -236,6 +237,7 @@ def run(
         )
         after = replace(state, versions=[concluded if v.id == vid else v for v in state.versions])
         writes.update(readme_update(snap, after))
+        written["state"] = after  # the ledger this transition writes
         scope = version.front.subsystem or version.front.gate
         trailers = (("Ledger-Override", conclusion.override),) if conclusion.override else ()
         return Transition(
@@ -262,5 +264,8 @@ def run(
             output.say(f"  yellow flag: {flag}")
         from ledger.presets.versions.saynext import say_next
 
-        say_next(cwd)
+        # The `next:` line judges the ledger just written under today's configuration
+        # (the views above were under the registration's), without reading it again.
+        now = replace(written["state"], config=ctx.config, commit_id=commit_id)
+        say_next(cwd, ctx, now)
     return 0

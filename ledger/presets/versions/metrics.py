@@ -12,11 +12,16 @@ from typing import Any
 from ledger.core.state import LedgerState
 
 
-def _mean(state: LedgerState, vid: str | None, gate: str, name: str) -> tuple[float | None, int]:
-    if vid is None:
-        return None, 0
-    values = [r.metrics[name] for r in state.results_for(vid, gate) if name in r.metrics]
-    return (fmean(values), len(values)) if values else (None, 0)
+def _means(
+    state: LedgerState, vid: str | None, gate: str, names: list[str]
+) -> dict[str, tuple[float | None, int]]:
+    """Each metric's mean and n over ``vid``'s results on ``gate``, read once for all."""
+    results = state.results_for(vid, gate) if vid is not None else []
+    out: dict[str, tuple[float | None, int]] = {}
+    for name in names:
+        values = [r.metrics[name] for r in results if name in r.metrics]
+        out[name] = (fmean(values), len(values)) if values else (None, 0)
+    return out
 
 
 def metric_rows(state: LedgerState, vid: str, gate: str, base: str | None) -> list[dict[str, Any]]:
@@ -26,9 +31,10 @@ def metric_rows(state: LedgerState, vid: str, gate: str, base: str | None) -> li
         return []
     names = [cfg.metric, *sorted(n for n in cfg.metrics if n != cfg.metric)]
     rows = []
+    own, based = _means(state, vid, gate, names), _means(state, base, gate, names)
     for name in names:
-        mean, n = _mean(state, vid, gate, name)
-        base_mean, _ = _mean(state, base, gate, name)
+        mean, n = own[name]
+        base_mean, _ = based[name]
         spec = cfg.metrics.get(name)
         direction = getattr(spec, "direction", None) or cfg.direction
         rows.append(

@@ -7,9 +7,11 @@ a finding refuses (exit 1) or warns.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from ledger.core.findings import Finding as Finding
+from ledger.core.model.ids import VersionId
 from ledger.core.state import LedgerState, Version
 from ledger.presets.versions.baseline import compare, high_water_marks
 
@@ -96,17 +98,11 @@ def _improved(unit: Unit, gate: str, marks: dict[str, set[str]]) -> bool:
     return any(v.id in marks.get(gate, set()) for v in unit.versions)
 
 
-def _reflections_between(state: LedgerState, low: str | None, high: str) -> bool:
-    """Is a complete reflection written after ``low`` and before ``high``?"""
-    lo = state.version_key(low) if low else None
-    hi = state.version_key(high)
-    for r in state.reflections:
-        if not r.complete:
-            continue
-        key = state.version_key(r.front.after)
-        if (lo is None or key >= lo) and key < hi:
-            return True
-    return False
+def _reflections_between(written: list[VersionId], lo: VersionId, hi: VersionId) -> bool:
+    """Is a complete reflection written after ``lo`` and before ``hi``? ``written``: the
+    versions complete reflections follow, sorted (one bisection per bet, not a scan)."""
+    at = bisect_left(written, lo)
+    return at < len(written) and written[at] < hi
 
 
 def firings(state: LedgerState) -> list[tuple[str, Finding]]:
@@ -120,9 +116,11 @@ def firings(state: LedgerState) -> list[tuple[str, Finding]]:
     since_mark: dict[str, list[str]] = {g: [] for g in marks}
     drift_fired: set[tuple[str, str]] = set()
     best: dict[str, str] = {}
-    previous: Unit | None = None
+    previous: VersionId | None = None
+    written = sorted(state.version_key(r.front.after) for r in state.reflections if r.complete)
     for unit in history:
-        reflected = previous is not None and _reflections_between(state, previous.id, unit.id)
+        key = state.version_key(unit.id)
+        reflected = previous is not None and _reflections_between(written, previous, key)
         if reflected:
             stagnant = []
             # A reflection resets a gate's streak only if the next bet changes the gate
@@ -219,7 +217,7 @@ def firings(state: LedgerState) -> list[tuple[str, Finding]]:
                         ),
                     )
                 )
-        previous = unit
+        previous = key
     return fired
 
 
