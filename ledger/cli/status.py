@@ -163,7 +163,7 @@ def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) 
 def _unwitnessed(top: Path) -> list[Any]:
     """verify's exit 2 in a clone that never fetched the witnesses (issue 30), as the
     finding that comes first: without them no registration can be checked."""
-    from ledger.core.verify.witness import fetch_command, witnesses_absent
+    from ledger.core.witnessrefs import fetch_command, witnesses_absent
 
     remote = witnesses_absent(top)
     if remote is None:

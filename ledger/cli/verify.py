@@ -98,7 +98,7 @@ def _incremental(top: Path, common: Path, git_dir: Path, head: str) -> Report | 
 
 
 def run(cwd: Path, rev_range: str | None, as_json: bool) -> int:
-    from ledger.core.verify.witness import require_witnesses, witnesses_absent
+    from ledger.core.witnessrefs import require_witnesses, witnesses_absent
 
     found = None if rev_range else _locate(cwd)
     if found is not None:
