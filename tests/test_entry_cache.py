@@ -154,3 +154,51 @@ def test_a_short_replay_parses_its_entries_without_reading_a_large_cache(
     cache._LOADED.clear()
     assert findings() == short
     assert entries in cache._LOADED
+
+
+def test_a_state_loaded_with_the_previous_one_is_the_state_loaded_afresh(repo: Repo) -> None:
+    """load_state given the state of an earlier commit reuses what that one built of the
+    files that did not change (and its trees' listings): the state it gives after
+    changes (an entry added, edited, deleted, one turned into a problem, the reflection
+    threshold changed) is the state loaded without it."""
+    from ledger.core import state as state_module
+    from ledger.core.context import open_context
+    from ledger.core.model.entries import REFLECTION_SECTIONS
+
+    def summary(s: state_module.LedgerState) -> tuple[object, ...]:
+        return (
+            [(v.id, v.front.model_dump(), v.path, v.hypothesis) for v in s.versions],
+            sorted((r.path, r.version, r.gate, r.metrics) for r in s.results),
+            [(r.path, r.missing) for r in s.reflections],
+            sorted(s.problems),
+            s.files,
+        )
+
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2))
+    first = open_context(repo.path).state()
+    measure(repo, "V1", "recent", 11.0, seeds=(3,))
+    results = repo.path / "training_log" / "results" / "V1" / "recent"
+    (results / "seed-2.json").unlink()
+    (results / "seed-9.json").write_text((results / "seed-1.json").read_text())  # misplaced
+    sections = "".join(
+        f"## {title}\n\nFive distinct words about {title.lower()}.\n\n"
+        for title in REFLECTION_SECTIONS
+    )
+    repo.write(
+        "training_log/REFLECTION_V1.md",
+        f"---\nid: REFLECTION_V1\nafter: V1\n---\n\n{sections}",
+    )
+    repo.commit_all("hand edits past the hooks", "--no-verify")
+    again = open_context(repo.path).state(previous=first)
+    # Unchanged files were not built again: the very objects of the first load.
+    assert again.versions[0] is first.versions[0]
+    assert summary(again) == summary(open_context(repo.path).state())
+    config = (repo.path / "ledger.toml").read_text()
+    repo.write("ledger.toml", config.replace("[triggers]", "[triggers]\nreflection_min_words = 7"))
+    repo.commit_all("config: a higher bar for reflections", "--no-verify")
+    third = open_context(repo.path).state(previous=again)
+    assert summary(third) == summary(open_context(repo.path).state())
+    # The reflection was complete under the first bar and is not under the second.
+    assert again.reflections[0].missing == ()
+    assert third.reflections[0].missing

@@ -166,6 +166,10 @@ class LedgerState:
     _results_by_key: dict[tuple[str, str], list[Result]] | None = field(
         default=None, init=False, repr=False
     )
+    # What load_state built, for a later load of another commit (load_state's previous).
+    _reading: tuple[str, str, int] | None = field(default=None, init=False, repr=False)
+    _built: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False)
+    _listings: dict[Any, Any] | None = field(default=None, init=False, repr=False)
 
     def version(self, vid: str) -> Version | None:
         if self._versions_by_id is None or len(self._versions_by_id) != len(self.versions):
@@ -318,61 +322,58 @@ def check_placement(kind: str, rel: str, model: dict[str, Any]) -> str | None:
     return None
 
 
+# What a load made of each file, by (path, blob), kept on its state: a command that
+# loads the state again after its own transition (conclude's ``next:`` line) passes
+# the state it had and rebuilds only the files that transition changed. Built entries
+# are immutable (frozen models, a Result over the cached dict it already shares).
+_Built = tuple[str | None, Any]
+
+
 def load_state(
-    store: Store, config: LedgerConfig, snap: Snapshot, cache: EntryCache | None = None
+    store: Store,
+    config: LedgerConfig,
+    snap: Snapshot,
+    cache: EntryCache | None = None,
+    previous: LedgerState | None = None,
 ) -> LedgerState:
+    """The state at ``snap``; ``previous``, a state this process loaded (of another
+    commit), lends what it built of the files that did not change."""
     base = config.dir
     own_cache = cache is None
     cache = cache or EntryCache(store.ledger_state_dir)
     state = LedgerState(
         config=config, commit_id=snap.commit_id, state_dir=str(store.ledger_state_dir)
     )
-    files = snap.files(base)
-    state.files = files
     prefix = config.ledger.id_prefix
+    # Everything a file's outcome depends on besides its path and content.
+    reading = (base, prefix, config.triggers.reflection_min_words)
+    lent = previous is not None and previous._reading == reading
+    known = previous._built if previous is not None and lent else {}
+    files = snap.files(base, previous._listings if previous is not None else None)
+    state.files = files
+    built: dict[tuple[str, str], _Built] = {}
     for path in sorted(files):
-        rel = path[len(base) + 1 :]
-        kind = classify(rel, prefix)
+        blob = files[path]
+        outcome = known.get((path, blob))
+        if outcome is None:
+            outcome = _build(cache, snap, config, base, prefix, path, blob)
+        built[path, blob] = outcome
+        kind, made = outcome
         if kind is None:
             continue
-        blob = files[path]
-        key = f"{kind}:{blob}"
-        parsed = cache.get(key)
-        if parsed is None:
-            try:
-                parsed = parse_entry(kind, snap.read_blob(blob), path)
-            except BadInput as exc:
-                parsed = {"error": exc.message}
-            cache.put(key, parsed)
-        if "error" in parsed:
-            state.problems.append((path, str(parsed["error"])))
-            continue
-        model = parsed["model"]
-        misplaced = check_placement(kind, rel, model)
-        if misplaced:
-            state.problems.append((path, misplaced))
-            continue
-        if kind == "version":
-            state.versions.append(
-                Version(VersionFront.model_validate(model), path, str(parsed["hypothesis"]))
-            )
+        if kind == "problem":
+            state.problems.append((path, made))
+        elif kind == "version":
+            state.versions.append(made)
         elif kind == "result":
-            state.results.append(Result(model, path))
+            state.results.append(made)
         elif kind == "reflection":
-            state.reflections.append(
-                Reflection(
-                    ReflectionFront.model_validate(model),
-                    path,
-                    missing_from(parsed["words"], config.triggers.reflection_min_words)
-                    if "words" in parsed
-                    else tuple(parsed["missing"]),
-                    parsed.get("retired"),
-                )
-            )
+            state.reflections.append(made)
         elif kind == "matrix":
-            state.matrices.append((path, MatrixFront.model_validate(model)))
+            state.matrices.append((path, made))
         elif kind == "phase":
-            state.phase = PhaseFront.model_validate(model)
+            state.phase = made
+    state._reading, state._built, state._listings = reading, built, snap.listings
     for path, matrix in state.matrices:
         state.versions.extend(cell_versions(path, matrix))
     state.versions.sort(key=lambda v: state.version_key(v.id))
@@ -384,6 +385,55 @@ def load_state(
     if own_cache:
         cache.save()
     return state
+
+
+def _build(
+    cache: EntryCache,
+    snap: Snapshot,
+    config: LedgerConfig,
+    base: str,
+    prefix: str,
+    path: str,
+    blob: str,
+) -> _Built:
+    """What one file of the ledger dir is in the state: (kind, the entry built), or
+    ("problem", why), or (None, None) for a file that is no entry."""
+    rel = path[len(base) + 1 :]
+    kind = classify(rel, prefix)
+    if kind is None:
+        return None, None
+    key = f"{kind}:{blob}"
+    parsed = cache.get(key)
+    if parsed is None:
+        try:
+            parsed = parse_entry(kind, snap.read_blob(blob), path)
+        except BadInput as exc:
+            parsed = {"error": exc.message}
+        cache.put(key, parsed)
+    if "error" in parsed:
+        return "problem", str(parsed["error"])
+    model = parsed["model"]
+    misplaced = check_placement(kind, rel, model)
+    if misplaced:
+        return "problem", misplaced
+    if kind == "version":
+        return kind, Version(VersionFront.model_validate(model), path, str(parsed["hypothesis"]))
+    if kind == "result":
+        return kind, Result(model, path)
+    if kind == "reflection":
+        return kind, Reflection(
+            ReflectionFront.model_validate(model),
+            path,
+            missing_from(parsed["words"], config.triggers.reflection_min_words)
+            if "words" in parsed
+            else tuple(parsed["missing"]),
+            parsed.get("retired"),
+        )
+    if kind == "matrix":
+        return kind, MatrixFront.model_validate(model)
+    if kind == "phase":
+        return kind, PhaseFront.model_validate(model)
+    return None, None
 
 
 def load_version(config: LedgerConfig, snap: Snapshot, vid: str) -> Version | None:

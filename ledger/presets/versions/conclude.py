@@ -12,7 +12,7 @@ from ledger.core.markdown import conclusion_block, gate_table
 from ledger.core.model.documents import decode_text, parse_document, set_block
 from ledger.core.model.entries import VERDICTS, Conclusion, GateStat
 from ledger.core.model.ids import parse_version
-from ledger.core.state import Version
+from ledger.core.state import LedgerState, Version
 from ledger.core.store import Snapshot, Transition
 from ledger.core.verify import require_clean, reserved_ids
 from ledger.presets.versions import readiness
@@ -175,6 +175,7 @@ def run(
         records = RunRecords(ctx).evidence()
 
     flagged: dict[str, str | None] = {}
+    before: list[LedgerState] = []
 
     def build(snap: Snapshot) -> Transition:
         planned = plan(ctx, snap, vid, records)
@@ -185,6 +186,7 @@ def run(
         reading = planned.reading
         version = reading.version
         state = reading.state
+        before.append(state)  # what say_next's reading of the new commit reuses
         gates = list(reading.gates)
         target = reading.target
         problem = reading.contradiction(verdict)
@@ -262,5 +264,5 @@ def run(
             output.say(f"  yellow flag: {flag}")
         from ledger.presets.versions.saynext import say_next
 
-        say_next(cwd)
+        say_next(cwd, before[-1] if before else None)
     return 0
