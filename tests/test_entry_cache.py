@@ -161,6 +161,8 @@ def test_a_state_loaded_with_the_previous_one_is_the_state_loaded_afresh(repo: R
     files that did not change (and its trees' listings): the state it gives after
     changes (an entry added, edited, deleted, one turned into a problem, the reflection
     threshold changed) is the state loaded without it."""
+    import dataclasses
+
     from ledger.core import state as state_module
     from ledger.core.context import open_context
     from ledger.core.model.entries import REFLECTION_SECTIONS
@@ -190,7 +192,8 @@ def test_a_state_loaded_with_the_previous_one_is_the_state_loaded_afresh(repo: R
         f"---\nid: REFLECTION_V1\nafter: V1\n---\n\n{sections}",
     )
     repo.commit_all("hand edits past the hooks", "--no-verify")
-    again = open_context(repo.path).state(previous=first)
+    # As a verb holds it: the state with its configuration frozen (dataclasses.replace).
+    again = open_context(repo.path).state(previous=dataclasses.replace(first))
     # Unchanged files were not built again: the very objects of the first load.
     assert again.versions[0] is first.versions[0]
     assert summary(again) == summary(open_context(repo.path).state())

@@ -166,10 +166,12 @@ class LedgerState:
     _results_by_key: dict[tuple[str, str], list[Result]] | None = field(
         default=None, init=False, repr=False
     )
-    # What load_state built, for a later load of another commit (load_state's previous).
-    _reading: tuple[str, str, int] | None = field(default=None, init=False, repr=False)
-    _built: dict[tuple[str, str], Any] = field(default_factory=dict, init=False, repr=False)
-    _listings: dict[Any, Any] | None = field(default=None, init=False, repr=False)
+    # What load_state built, for a later load of another commit (load_state's previous),
+    # and under which reading (dir, prefix, reflection bar): kept by replace(), which
+    # the verbs use to freeze a configuration, as the reading says what it is good for.
+    _reading: tuple[str, str, int] | None = field(default=None, repr=False, compare=False)
+    _built: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
+    _listings: dict[Any, Any] | None = field(default=None, repr=False, compare=False)
 
     def version(self, vid: str) -> Version | None:
         if self._versions_by_id is None or len(self._versions_by_id) != len(self.versions):
