@@ -15,6 +15,11 @@ def main() -> None:
     if sys.platform == "win32":
         sys.stderr.write(WINDOWS_UNSUPPORTED)
         sys.exit(2)
+    if sys.argv[1:2] in (["status"], ["next"], ["verify"]) and sys.argv[2:] in ([], ["--json"]):
+        # What agents, pushes and CI jobs ask most: answered without importing click when
+        # the answer is at hand (ledger.cli.status.at_hand, ledger.cli.verify.run_at_hand),
+        # else by the app, as any verb.
+        _at_hand(sys.argv[1], sys.argv[2:] == ["--json"])
     from ledger.cli.app import main as cli_main
 
     try:
@@ -22,6 +27,39 @@ def main() -> None:
     except SystemExit as done:
         exit_now(done)
         raise
+
+
+def _at_hand(verb: str, as_json: bool) -> None:
+    """Exit with the verb's answer when it is at hand; return when the app must run."""
+    import os
+    from pathlib import Path
+
+    if "_GIT_LEDGER_COMPLETE" in os.environ:
+        return  # shell completion: click's own protocol
+    cwd = Path(".")  # as the app passes it (no -C)
+    try:
+        if verb == "verify":
+            from ledger.cli.verify import run_at_hand
+
+            code = run_at_hand(cwd, as_json)
+        else:
+            from ledger.cli.status import at_hand
+
+            code = at_hand(cwd, verb, as_json, _app)
+    except BrokenPipeError:
+        code = 0  # as the app: a reader that went away is no failure
+    if code is None:
+        return
+    done = SystemExit(code)
+    exit_now(done)
+    raise done
+
+
+def _app() -> object:
+    """The click app's root group, imported when a step's MCP call is not remembered."""
+    from ledger.cli.app import cli
+
+    return cli
 
 
 def exit_now(done: SystemExit) -> None:

@@ -27,6 +27,53 @@ def test_a_key_is_the_code_the_cache_and_the_inputs(monkeypatch: pytest.MonkeyPa
     assert caches.key("status", "config", "tree-a") != one
 
 
+def test_a_checkout_s_code_id_changes_with_any_module_and_nothing_else(tmp_path: Path) -> None:
+    """In a checkout the caches' code id is every module's size and mtime: editing,
+    adding or removing one, at any depth, is new code; bytecode, other files and a
+    linked directory are not."""
+    import importlib.util
+    import os
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "ledger", tmp_path / "ledger", ignore=shutil.ignore_patterns("*.pyc"))
+    (tmp_path / "pyproject.toml").write_text("")
+
+    def code_id() -> str:
+        """The copy's code id: its codeid module loaded afresh (code_id is cached)."""
+        path = tmp_path / "ledger" / "core" / "codeid.py"
+        spec = importlib.util.spec_from_file_location("copied_codeid", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return str(module.code_id())
+
+    deep = tmp_path / "ledger" / "core" / "verify" / "engine.py"
+    first = code_id()
+    assert len(first) == 16 and first == code_id()
+    (tmp_path / "ledger" / "core" / "__pycache__").mkdir(exist_ok=True)
+    (tmp_path / "ledger" / "core" / "__pycache__" / "x.py").write_text("cached\n")
+    (tmp_path / "ledger" / "core" / "notes.txt").write_text("not code\n")
+    (tmp_path / "ledger" / "linked").symlink_to(tmp_path / "ledger" / "core")
+    assert code_id() == first
+    stat = deep.stat()
+    os.utime(deep, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    touched = code_id()
+    assert touched != first
+    deep.write_text(deep.read_text() + "\n")
+    edited = code_id()
+    assert edited not in (first, touched)
+    (tmp_path / "ledger" / "presets" / "versions" / "added.py").write_text("")
+    added = code_id()
+    assert added not in (first, touched, edited)
+    (tmp_path / "ledger" / "presets" / "versions" / "added.py").unlink()
+    assert code_id() == edited
+    (tmp_path / "pyproject.toml").unlink()  # an installed wheel: its version alone
+    from ledger import __version__
+
+    assert code_id() == __version__
+
+
 def test_a_saved_record_reads_back_only_under_its_key_and_shape(tmp_path: Path) -> None:
     path = caches.path(tmp_path, "thing.json")
     assert path == str(tmp_path / "cache" / "thing.json")

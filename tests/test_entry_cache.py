@@ -14,6 +14,7 @@ import pytest
 
 from ledger.core import cache, caches
 from ledger.core.cache import FILE, MAX_LINES, EntryCache
+from tests.helpers import Repo, measure, register
 
 MINE = caches.key(FILE)  # the key of this code's entry cache
 
@@ -110,3 +111,97 @@ def test_an_append_never_writes_through_a_planted_link(tmp_path: Path) -> None:
     before = outside.read_text()
     put_and_save(tmp_path, {"b": 2})
     assert outside.read_text() == before
+
+
+def test_a_short_replay_parses_its_entries_without_reading_a_large_cache(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """verify after a commit or two parses the entries they changed itself: reading the
+    whole cache (megabytes at 1,000 steps) cost more than it saved. What it finds is
+    what a replay through the cache finds (here: a result edited past the hooks)."""
+    import importlib
+
+    from ledger.core.context import open_context
+    from ledger.core.verify import engine, verify
+
+    replay = importlib.import_module("ledger.core.verify.replay")  # the module, not the function
+
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2))
+    repo.ok("status")  # the entry cache, as a ledger in use has it
+    repo.ok("verify")  # the replay's own cache, at this tip
+    state_dir = repo.path / ".git" / "ledger"
+    padding = {f"result:{i:040x}": {"model": {"pad": "x" * 1000}} for i in range(200)}
+    put_and_save(state_dir, padding)  # a cache far larger than one path's parse
+    result = repo.path / "training_log" / "results" / "V1" / "recent" / "seed-1.json"
+    result.write_text(result.read_text().replace("10", "99", 1))
+    repo.commit_all("edit a result past the hooks", "--no-verify")
+
+    def findings() -> list[tuple[str, str, str]]:
+        ctx = open_context(repo.path)
+        report = verify(ctx.store, ctx.config, ctx.config_file)
+        return sorted((f.commit, f.path, f.rule) for f in report.findings)
+
+    entries = str(state_dir / "cache" / FILE)
+    cache._LOADED.clear()
+    short = findings()
+    assert entries not in cache._LOADED  # never read
+    assert "append-only-results" in {rule for _, _, rule in short}, short
+    # The same commit replayed through the cache: the same findings.
+    (state_dir / engine.CACHE_FILE).unlink()
+    (state_dir / "verify-report.json").unlink(missing_ok=True)
+    monkeypatch.setattr(replay, "PATH_PARSE_BYTES", 10**12)
+    cache._LOADED.clear()
+    assert findings() == short
+    assert entries in cache._LOADED
+
+
+def test_a_state_loaded_with_the_previous_one_is_the_state_loaded_afresh(repo: Repo) -> None:
+    """load_state given the state of an earlier commit reuses what that one built of the
+    files that did not change (and its trees' listings): the state it gives after
+    changes (an entry added, edited, deleted, one turned into a problem, the reflection
+    threshold changed) is the state loaded without it."""
+    import dataclasses
+
+    from ledger.core import state as state_module
+    from ledger.core.context import open_context
+    from ledger.core.model.entries import REFLECTION_SECTIONS
+
+    def summary(s: state_module.LedgerState) -> tuple[object, ...]:
+        return (
+            [(v.id, v.front.model_dump(), v.path, v.hypothesis) for v in s.versions],
+            sorted((r.path, r.version, r.gate, r.metrics) for r in s.results),
+            [(r.path, r.missing) for r in s.reflections],
+            sorted(s.problems),
+            s.files,
+        )
+
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2))
+    first = open_context(repo.path).state()
+    measure(repo, "V1", "recent", 11.0, seeds=(3,))
+    results = repo.path / "training_log" / "results" / "V1" / "recent"
+    (results / "seed-2.json").unlink()
+    (results / "seed-9.json").write_text((results / "seed-1.json").read_text())  # misplaced
+    sections = "".join(
+        f"## {title}\n\nFive distinct words about {title.lower()}.\n\n"
+        for title in REFLECTION_SECTIONS
+    )
+    repo.write(
+        "training_log/REFLECTION_V1.md",
+        f"---\nid: REFLECTION_V1\nafter: V1\n---\n\n{sections}",
+    )
+    repo.commit_all("hand edits past the hooks", "--no-verify")
+    # As a verb holds it: the state with its configuration frozen (dataclasses.replace).
+    again = open_context(repo.path).state(previous=dataclasses.replace(first))
+    # Unchanged files were not built again: the very objects of the first load.
+    assert again.versions[0] is first.versions[0]
+    assert summary(again) == summary(open_context(repo.path).state())
+    config = (repo.path / "ledger.toml").read_text()
+    repo.write("ledger.toml", config.replace("[triggers]", "[triggers]\nreflection_min_words = 7"))
+    repo.commit_all("config: a higher bar for reflections", "--no-verify")
+    third = open_context(repo.path).state(previous=again)
+    assert summary(third) == summary(open_context(repo.path).state())
+    # The reflection was complete under the first bar and is not under the second.
+    assert again.reflections[0].missing == ()
+    assert third.reflections[0].missing

@@ -126,3 +126,30 @@ def test_a_clone_without_registrations_needs_no_witnesses(repo: Repo, tmp_path: 
     clone = fresh_clone(tmp_path, remote, "ci")
     done = ledger(clone, "verify")
     assert done.code == 0, done.out + done.err
+
+
+def test_the_remote_named_is_the_one_git_remote_lists(repo: Repo, tmp_path: Path) -> None:
+    """witnesses_absent reads the remotes from git's configuration in one call: the same
+    names, in the same (sorted) order, as ``git remote`` (a dotted name, one configured
+    by a fetch key alone, ``remote.pushDefault`` that names none), origin when there."""
+    from ledger.core.witnessrefs import witnesses_absent
+
+    assert register(repo, "V1").code == 0
+    repo.git("update-ref", "-d", "refs/ledger/witness/V1")  # as a plain clone has none
+    assert witnesses_absent(repo.path) is None  # no remote: nothing to fetch them from
+    repo.git("remote", "add", "up.stream", str(tmp_path / "a.git"))
+    repo.git("remote", "add", "Zed", str(tmp_path / "z.git"))
+    repo.git("config", "remote.pushDefault", "up.stream")
+    repo.git("config", "remote.fetchonly.fetch", "+refs/heads/*:refs/remotes/fetchonly/*")
+    repo.git("config", "remote.multi.url", "one\ntwo")  # a value holding a newline
+    listed = repo.git("remote").split()
+    assert listed == ["Zed", "fetchonly", "multi", "up.stream"], listed
+    assert witnesses_absent(repo.path) == "Zed"  # no origin: the first listed
+    repo.git("remote", "add", "origin", str(tmp_path / "b.git"))
+    assert witnesses_absent(repo.path) == "origin"
+    repo.git("config", "--add", "remote.fetchonly.fetch", SPEC.replace("origin", "fetchonly"))
+    assert witnesses_absent(repo.path) is None  # one remote asked for them
+    repo.git("config", "--unset", "remote.fetchonly.fetch", "witness")
+    assert witnesses_absent(repo.path) == "origin"
+    repo.git("update-ref", "refs/ledger/remotes/origin/witness/V1", "HEAD")
+    assert witnesses_absent(repo.path) is None  # a witness is here

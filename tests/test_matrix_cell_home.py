@@ -92,3 +92,35 @@ def test_a_cell_whose_worktree_is_elsewhere_is_refused_with_the_join_command(
     assert done.code == 1, done.err
     assert "not on this machine" in done.err and "git ledger matrix join V2 C" in done.err
     assert evalrepo.git("for-each-ref") == before and not _results_on(evalrepo, "HEAD", "C")
+
+
+def test_a_plain_version_is_recorded_without_loading_the_matrix(repo: Repo) -> None:
+    """Only a cell's id needs the matrix to find its home: a plain id's ``record`` never
+    imports the matrix package (its adjudication, statistics and templates)."""
+    import sys
+
+    from tests.helpers import register
+
+    assert register(repo, "V1").code == 0
+    results = repo.path.parent / "r.json"
+    results.write_text('{"score": 1.5}')
+    probe = (
+        "import sys\n"
+        "from ledger.cli.app import main\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "package = 'ledger.presets.versions.matrix'\n"
+        "print(code, sorted(m for m in sys.modules if (m + '.').startswith(package + '.')))\n"
+    )
+    args = ["record", "V1", "--gate", "recent", "--seed", "1", str(results)]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *args],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
+    assert (repo.path / "training_log" / "results" / "V1" / "recent" / "seed-1.json").is_file()

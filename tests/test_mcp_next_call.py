@@ -5,6 +5,7 @@ would take it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +65,48 @@ def test_a_step_that_is_not_one_served_verb_has_no_call() -> None:
     }
     recorded = call_for(cli, "git ledger record V1 --gate g --seed 1 --result '{\"score\": 58}'")
     assert recorded is not None and recorded["arguments"]["result"] == {"score": 58}
+
+
+def test_status_and_next_at_hand_answer_as_the_app_does_without_click(repo: Repo) -> None:
+    """``status`` and ``next`` (``--json`` or not) answer before click is imported
+    (ledger.__main__): the same output and exit code as the app; ``call`` comes from the
+    remembered calls, else from the app's parser, imported for that one command."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers import register
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    app = (
+        "import sys\nfrom ledger.cli.app import main\ntry:\n    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n    sys.exit(exc.code)\n"
+    )
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, *argv], cwd=repo.path, capture_output=True, text=True, env=env
+        )
+
+    assert register(repo, "V1").code == 0
+    calls = repo.path / ".git" / "ledger" / "cache" / "calls.json"
+    for args in (("status", "--json"), ("next", "--json"), ("status",), ("next",)):
+        calls.unlink(missing_ok=True)
+        first = run("-X", "importtime", "-m", "ledger", *args)  # the call not remembered
+        again = run("-X", "importtime", "-m", "ledger", *args)
+        full = run("-c", app, *args)
+        assert full.returncode == 0 and full.stdout, full.stderr
+        for fast in (first, again):
+            assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout), args
+        assert " click" not in again.stderr, args  # the app was not imported
+    assert json.loads(run("-m", "ledger", "next", "--json").stdout)["call"]["tool"]
+    # Outside a repository the app says what is wrong, as it always has.
+    outside = subprocess.run(
+        [sys.executable, "-m", "ledger", "status", "--json"],
+        cwd=repo.path.parent,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert outside.returncode == 2 and json.loads(outside.stdout)["exit_code"] == 2

@@ -471,3 +471,46 @@ def test_verify_reads_latin1_messages_and_file_names_that_are_not_utf8(loop: Rep
         (loop.path / ".git/ledger" / cached).unlink(missing_ok=True)
     done = loop.run("verify")
     assert done.code == 0, done.out + done.err
+
+
+def test_verify_at_hand_answers_as_the_app_does_without_click(loop: Repo) -> None:
+    """``git ledger verify [--json]`` answers from the saved report, or the light replay
+    of the commits since it, before click is imported (ledger.__main__); what it prints
+    and its exit code are the app's, clean or with a finding."""
+    from tests.test_tamper import SCENARIOS
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    app = (
+        "import sys\nfrom ledger.cli.app import main\ntry:\n    main(sys.argv[1:])\n"
+        "except SystemExit as exc:\n    sys.exit(exc.code)\n"
+    )
+
+    def both(*args: str) -> tuple[tuple[int, str], tuple[int, str]]:
+        fast = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "ledger", *args],
+            cwd=loop.path,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        assert " click" not in fast.stderr, "the app was imported"
+        full = subprocess.run(
+            [sys.executable, "-c", app, *args],
+            cwd=loop.path,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        return (fast.returncode, fast.stdout), (full.returncode, full.stdout)
+
+    loop.ok("verify")  # the saved report of HEAD
+    for args in (("verify",), ("verify", "--json")):
+        fast, full = both(*args)
+        assert fast == full and fast[0] == 0, (fast, full)
+    SCENARIOS["result_edited"](loop)
+    fast, full = both("verify", "--json")  # the light replay of the new commit
+    assert fast == full and fast[0] == 1 and json.loads(fast[1])["findings"], (fast, full)
+    fast, full = both("verify")  # its saved report
+    assert fast == full and fast[0] == 1 and "append-only" in fast[1], (fast, full)

@@ -7,11 +7,9 @@ Branch, commit and running runs are read fresh every time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import click
 
 from ledger.cli import machine
 from ledger.core import gitcli, output, statuscache
@@ -86,6 +84,11 @@ def _top(files: Iterable[str], directory: str) -> dict[str, Any]:
 def status_data(cwd: Path) -> dict[str, Any]:
     """Status from the cache when the ledger tree and config are known (two git calls),
     else from the ledger itself; then what is read fresh (runs, history, machine problems)."""
+    return _status(cwd)[0]
+
+
+def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
+    """:func:`status_data`, and the directory of the derived caches (``.git/ledger``)."""
     where = locate(str(cwd))
     if where is None:
         gitcli.locate(cwd)  # says why, as every verb does
@@ -127,7 +130,7 @@ def status_data(cwd: Path) -> dict[str, Any]:
     # What only the loop's fresh step reads (its cache's inputs), not status's output.
     for key in ("code_first", "refuted", "remeasure", "drafts", "top"):
         data.pop(key, None)
-    return data
+    return data, state_dir
 
 
 def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) -> list[Any]:
@@ -163,7 +166,7 @@ def history_findings(cwd: Path, state_dir: Path, common: Path, tip: str | None) 
 def _unwitnessed(top: Path) -> list[Any]:
     """verify's exit 2 in a clone that never fetched the witnesses (issue 30), as the
     finding that comes first: without them no registration can be checked."""
-    from ledger.core.verify.witness import fetch_command, witnesses_absent
+    from ledger.core.witnessrefs import fetch_command, witnesses_absent
 
     remote = witnesses_absent(top)
     if remote is None:
@@ -188,9 +191,37 @@ def history_notes(state_dir: Path, common: Path, tip: str | None) -> list[Any]:
 
 
 def run_status(cwd: Path, as_json: bool) -> int:
-    data = status_data(cwd)
+    data, state_dir = _status(cwd)
+    call = call_of(str(data["next"]["command"]), state_dir, _root) if as_json else None
+    return show_status(data, as_json, call)
+
+
+def _root() -> Any:
+    """The click app this command runs in (its verbs give the MCP calls)."""
+    import click
+
+    return click.get_current_context().find_root().command
+
+
+def at_hand(cwd: Path, verb: str, as_json: bool, app: Callable[[], Any]) -> int | None:
+    """``status`` or ``next`` (``verb``) without the click app, as ``ledger.__main__``
+    asks first: the same reading and printing as :func:`run_status` and :func:`run_next`
+    (``app`` imports the app, for a call not remembered). None when anything goes wrong
+    before a line is printed (not a repository, a bad configuration, a bug): the app
+    then runs the verb and says so, as it always has."""
+    try:
+        data, state_dir = _status(cwd)
+        call = call_of(str(data["next"]["command"]), state_dir, app) if as_json else None
+    except Exception:  # the app reports it, with its exit code
+        return None
+    if verb == "next":
+        return show_next(data["next"], as_json, call)
+    return show_status(data, as_json, call)
+
+
+def show_status(data: dict[str, Any], as_json: bool, call: Any) -> int:
     if as_json:
-        output.emit_json({**data, "next": _with_call(data["next"])})
+        output.emit_json({**data, "next": {**data["next"], "call": call}})
         return 0
     from ledger.core.loops import headline
 
@@ -270,20 +301,42 @@ def run_status(cwd: Path, as_json: bool) -> int:
     return 0
 
 
-def _with_call(action: dict[str, Any]) -> dict[str, Any]:
-    """`next` as JSON, with the same step as one MCP tool call (the server runs that command)."""
+def call_of(command: str, state_dir: Path, app: Callable[[], Any]) -> dict[str, Any] | None:
+    """The MCP tool call that takes the step ``command`` (the server runs that command):
+    :func:`ledger.mcp.tools.call_for` over the app's verbs, a function of the command
+    and this program's code, so remembered as a derived cache (``calls.json``). The
+    app (click and every loop's verbs, ~40 ms) is imported only for a command not seen
+    before: a warm ``status --json`` needs neither."""
+    from ledger.core import caches
+
+    file, key = caches.path(state_dir, CALLS), caches.key(CALLS)
+    found = caches.recall(file, key, command, dict)
+    if found is not None and "call" in found:
+        call: dict[str, Any] | None = found["call"]
+        return call
+    import click
+
     from ledger.mcp.tools import call_for
 
-    root = click.get_current_context().find_root().command
-    if not isinstance(root, click.Group):
-        return action
-    return {**action, "call": call_for(root, str(action["command"]))}
+    root = app()
+    call = call_for(root, command) if isinstance(root, click.Group) else None
+    caches.remember(file, key, command, {"call": call}, KEEP_CALLS)
+    return call
+
+
+CALLS = "calls.json"
+KEEP_CALLS = 32
 
 
 def run_next(cwd: Path, as_json: bool) -> int:
-    action = status_data(cwd)["next"]
+    data, state_dir = _status(cwd)
+    call = call_of(str(data["next"]["command"]), state_dir, _root) if as_json else None
+    return show_next(data["next"], as_json, call)
+
+
+def show_next(action: dict[str, Any], as_json: bool, call: Any) -> int:
     if as_json:
-        output.emit_json(_with_call(action))
+        output.emit_json({**action, "call": call})
     else:
         output.say(action["command"])
         output.say(f"# {action['reason']}")

@@ -20,8 +20,7 @@ Standard library only: the verb modules that import this load on every
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 # "read" changes nothing; "write" records a transition that a later one can
 # follow or amend; "destructive" cannot be taken back by another call (a
@@ -30,9 +29,11 @@ Kind = Literal["read", "write", "destructive"]
 Output = Literal["json", "text"]
 
 
-@dataclass(frozen=True)
-class Declared:
-    """How one verb is run and shown besides its click options (its typed arguments)."""
+class Declared(NamedTuple):
+    """How one verb is run and shown besides its click options (its typed arguments).
+
+    A NamedTuple, not a dataclass: a warm ``status`` imports this module (for
+    :func:`proposal`), and importing dataclasses (and inspect) is a tenth of its time."""
 
     kind: Kind
     # The loop whose ledgers list the verb's tool (None: every ledger). A call is

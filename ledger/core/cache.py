@@ -87,6 +87,19 @@ class EntryCache:
         self._shared = _LOADED[str(self.path)] = _Loaded(signature, data, lines)
         return self._shared
 
+    def unread_bytes(self) -> int:
+        """What a first :meth:`get` would read: the file's size, or 0 when this process
+        holds it already (or there is none)."""
+        if self._shared is not None:
+            return 0
+        signature = _signature(self.path)
+        known = _LOADED.get(str(self.path))
+        if signature is None or (
+            known is not None and (known.dirty or known.signature == signature)
+        ):
+            return 0
+        return signature[0]
+
     def get(self, key: str) -> Any:
         return self._load().data.get(key)
 

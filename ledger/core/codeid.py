@@ -25,11 +25,20 @@ def code_id() -> str:
     if not os.path.exists(os.path.join(os.path.dirname(root), "pyproject.toml")):
         return __version__  # an installed wheel: its files change only with its version
     parts = [__version__]
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                info = os.stat(os.path.join(folder, name))
-                rel = os.path.relpath(os.path.join(folder, name), root)
-                parts.append(f"{rel}:{info.st_size}:{info.st_mtime_ns}")
+    _modules(root, "", parts)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _modules(folder: str, rel: str, parts: list[str]) -> None:
+    """``rel/name.py:size:mtime`` of every module below ``folder``, by name, as
+    ``os.walk`` finds them (a linked directory is not entered); a name built by
+    joining strings, not ``os.path.relpath``, which cost more than the stat calls."""
+    with os.scandir(folder) as found:
+        entries = sorted(found, key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.is_dir():
+            if entry.name != "__pycache__" and not entry.is_symlink():
+                _modules(entry.path, f"{rel}{entry.name}/", parts)
+        elif entry.name.endswith(".py"):
+            info = entry.stat()
+            parts.append(f"{rel}{entry.name}:{info.st_size}:{info.st_mtime_ns}")

@@ -22,9 +22,13 @@ class Context:
     def dir(self) -> str:
         return self.config.dir
 
-    def state(self, snap: Snapshot | None = None) -> LedgerState:
-        """The ledger state at ``snap`` (default HEAD), through the blob-id cache."""
-        return load_state(self.store, self.config, snap or self.store.snapshot())
+    def state(
+        self, snap: Snapshot | None = None, previous: LedgerState | None = None
+    ) -> LedgerState:
+        """The ledger state at ``snap`` (default HEAD), through the blob-id cache;
+        ``previous`` (a state of another commit) lends what it built (load_state)."""
+        snap = snap or self.store.snapshot()
+        return load_state(self.store, self.config, snap, previous=previous)
 
     def require_committed_config(self) -> None:
         """Thresholds a transition relies on must be on record, not just on disk."""

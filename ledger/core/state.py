@@ -8,7 +8,6 @@ can show it and hooks can refuse it.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +23,6 @@ from ledger.core.model.config import LedgerConfig
 from ledger.core.model.documents import decode_text, get_section, load_json, parse_document
 from ledger.core.model.entries import (
     HYPOTHESIS,
-    REFLECTION_SECTIONS,
     MatrixFront,
     PhaseFront,
     ReflectionFront,
@@ -32,10 +30,17 @@ from ledger.core.model.entries import (
     VersionFront,
 )
 from ledger.core.model.ids import VersionId, try_parse_version
+from ledger.core.reflectiontext import FILLER as FILLER
+from ledger.core.reflectiontext import MIN_WORDS as MIN_WORDS
+from ledger.core.reflectiontext import PLACEHOLDER as PLACEHOLDER
+from ledger.core.reflectiontext import TARGET_AUDIT as TARGET_AUDIT
+from ledger.core.reflectiontext import missing_from as missing_from
+from ledger.core.reflectiontext import own_text as own_text
+from ledger.core.reflectiontext import reflection_missing as reflection_missing
+from ledger.core.reflectiontext import section_words as section_words
+from ledger.core.reflectiontext import target_audit as target_audit
 from ledger.core.repobase import result_path, result_stem
 from ledger.core.store import Snapshot, Store
-
-PLACEHOLDER = re.compile(r"^\s*(_?\(?(todo|tbd|fill in|write here)[^\n]*\)?_?)?\s*$", re.I | re.S)
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,12 @@ class LedgerState:
     _results_by_key: dict[tuple[str, str], list[Result]] | None = field(
         default=None, init=False, repr=False
     )
+    # What load_state built, for a later load of another commit (load_state's previous),
+    # and under which reading (dir, prefix, reflection bar): kept by replace(), which
+    # the verbs use to freeze a configuration, as the reading says what it is good for.
+    _reading: tuple[str, str, int] | None = field(default=None, repr=False, compare=False)
+    _built: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, compare=False)
+    _listings: dict[Any, Any] | None = field(default=None, repr=False, compare=False)
 
     def version(self, vid: str) -> Version | None:
         if self._versions_by_id is None or len(self._versions_by_id) != len(self.versions):
@@ -251,69 +262,6 @@ def cell_versions(path: str, matrix: MatrixFront) -> list[Version]:
     return out
 
 
-FILLER = re.compile(
-    r"^(n/?a|none|nothing|no|yes|ok(ay)?|fine|same|as above|see above|[-—–.?!*_]+|tbd|todo)\W*$",
-    re.I,
-)
-MIN_WORDS = 3
-
-
-def section_words(body: str) -> dict[str, int]:
-    """Words of real content per required section (-1: absent). Comments, the
-    ledger's pre-filled facts (quoted '>' lines), placeholders and filler
-    answers such as 'n/a', '-' or 'ok' count as none."""
-    out: dict[str, int] = {}
-    seen: set[str] = set()
-    for title in REFLECTION_SECTIONS:
-        stripped = own_text(body, title)
-        if stripped is None:
-            out[title] = -1
-            continue
-        if not stripped or PLACEHOLDER.fullmatch(stripped) or FILLER.fullmatch(stripped):
-            out[title] = 0
-            continue
-        # A section must say something of its own: the same text pasted under another
-        # title answers one question, not two (issue 26).
-        same = " ".join(re.findall(r"\w+", stripped.lower()))
-        out[title] = 0 if same in seen else len(re.findall(r"\w+", stripped))
-        seen.add(same)
-    return out
-
-
-def own_text(body: str, title: str) -> str | None:
-    """A section's own words: no comments, no quoted ('>') facts the ledger pre-filled."""
-    text = get_section(body, title)
-    if text is None:
-        return None
-    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
-    own = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(">"))
-    return own.strip()
-
-
-TARGET_AUDIT = "Target audit"
-
-
-def target_audit(body: str) -> tuple[int, str | None]:
-    """(words, "keep" | "retire" | None) of the Goodhart reflection's target audit: it
-    counts only when its last line decides, "keep as target" or "retire"."""
-    text = own_text(body, TARGET_AUDIT)
-    if text is None:
-        return -1, None
-    last = text.splitlines()[-1].lower() if text else ""
-    decided = "keep" if "keep as target" in last else "retire" if "retire" in last else None
-    return (len(re.findall(r"\w+", text)) if decided else 0), decided
-
-
-def reflection_missing(body: str, min_words: int = MIN_WORDS) -> tuple[str, ...]:
-    """Required sections that are absent or hold no real content."""
-    return missing_from(section_words(body), min_words)
-
-
-def missing_from(words: dict[str, int], min_words: int) -> tuple[str, ...]:
-    extra = [t for t in words if t not in REFLECTION_SECTIONS]  # the target audit, if due
-    return tuple(t for t in (*REFLECTION_SECTIONS, *extra) if words.get(t, -1) < max(min_words, 1))
-
-
 def _validate(model: type[BaseModel], data: Any, where: str) -> dict[str, Any]:
     try:
         return model.model_validate(data).model_dump(mode="json")
@@ -376,61 +324,58 @@ def check_placement(kind: str, rel: str, model: dict[str, Any]) -> str | None:
     return None
 
 
+# What a load made of each file, by (path, blob), kept on its state: a command that
+# loads the state again after its own transition (conclude's ``next:`` line) passes
+# the state it had and rebuilds only the files that transition changed. Built entries
+# are immutable (frozen models, a Result over the cached dict it already shares).
+_Built = tuple[str | None, Any]
+
+
 def load_state(
-    store: Store, config: LedgerConfig, snap: Snapshot, cache: EntryCache | None = None
+    store: Store,
+    config: LedgerConfig,
+    snap: Snapshot,
+    cache: EntryCache | None = None,
+    previous: LedgerState | None = None,
 ) -> LedgerState:
+    """The state at ``snap``; ``previous``, a state this process loaded (of another
+    commit), lends what it built of the files that did not change."""
     base = config.dir
     own_cache = cache is None
     cache = cache or EntryCache(store.ledger_state_dir)
     state = LedgerState(
         config=config, commit_id=snap.commit_id, state_dir=str(store.ledger_state_dir)
     )
-    files = snap.files(base)
-    state.files = files
     prefix = config.ledger.id_prefix
+    # Everything a file's outcome depends on besides its path and content.
+    reading = (base, prefix, config.triggers.reflection_min_words)
+    lent = previous is not None and previous._reading == reading
+    known = previous._built if previous is not None and lent else {}
+    files = snap.files(base, previous._listings if previous is not None else None)
+    state.files = files
+    built: dict[tuple[str, str], _Built] = {}
     for path in sorted(files):
-        rel = path[len(base) + 1 :]
-        kind = classify(rel, prefix)
+        blob = files[path]
+        outcome = known.get((path, blob))
+        if outcome is None:
+            outcome = _build(cache, snap, config, base, prefix, path, blob)
+        built[path, blob] = outcome
+        kind, made = outcome
         if kind is None:
             continue
-        blob = files[path]
-        key = f"{kind}:{blob}"
-        parsed = cache.get(key)
-        if parsed is None:
-            try:
-                parsed = parse_entry(kind, snap.read_blob(blob), path)
-            except BadInput as exc:
-                parsed = {"error": exc.message}
-            cache.put(key, parsed)
-        if "error" in parsed:
-            state.problems.append((path, str(parsed["error"])))
-            continue
-        model = parsed["model"]
-        misplaced = check_placement(kind, rel, model)
-        if misplaced:
-            state.problems.append((path, misplaced))
-            continue
-        if kind == "version":
-            state.versions.append(
-                Version(VersionFront.model_validate(model), path, str(parsed["hypothesis"]))
-            )
+        if kind == "problem":
+            state.problems.append((path, made))
+        elif kind == "version":
+            state.versions.append(made)
         elif kind == "result":
-            state.results.append(Result(model, path))
+            state.results.append(made)
         elif kind == "reflection":
-            state.reflections.append(
-                Reflection(
-                    ReflectionFront.model_validate(model),
-                    path,
-                    missing_from(parsed["words"], config.triggers.reflection_min_words)
-                    if "words" in parsed
-                    else tuple(parsed["missing"]),
-                    parsed.get("retired"),
-                )
-            )
+            state.reflections.append(made)
         elif kind == "matrix":
-            state.matrices.append((path, MatrixFront.model_validate(model)))
+            state.matrices.append((path, made))
         elif kind == "phase":
-            state.phase = PhaseFront.model_validate(model)
+            state.phase = made
+    state._reading, state._built, state._listings = reading, built, snap.listings
     for path, matrix in state.matrices:
         state.versions.extend(cell_versions(path, matrix))
     state.versions.sort(key=lambda v: state.version_key(v.id))
@@ -442,6 +387,55 @@ def load_state(
     if own_cache:
         cache.save()
     return state
+
+
+def _build(
+    cache: EntryCache,
+    snap: Snapshot,
+    config: LedgerConfig,
+    base: str,
+    prefix: str,
+    path: str,
+    blob: str,
+) -> _Built:
+    """What one file of the ledger dir is in the state: (kind, the entry built), or
+    ("problem", why), or (None, None) for a file that is no entry."""
+    rel = path[len(base) + 1 :]
+    kind = classify(rel, prefix)
+    if kind is None:
+        return None, None
+    key = f"{kind}:{blob}"
+    parsed = cache.get(key)
+    if parsed is None:
+        try:
+            parsed = parse_entry(kind, snap.read_blob(blob), path)
+        except BadInput as exc:
+            parsed = {"error": exc.message}
+        cache.put(key, parsed)
+    if "error" in parsed:
+        return "problem", str(parsed["error"])
+    model = parsed["model"]
+    misplaced = check_placement(kind, rel, model)
+    if misplaced:
+        return "problem", misplaced
+    if kind == "version":
+        return kind, Version(VersionFront.model_validate(model), path, str(parsed["hypothesis"]))
+    if kind == "result":
+        return kind, Result(model, path)
+    if kind == "reflection":
+        return kind, Reflection(
+            ReflectionFront.model_validate(model),
+            path,
+            missing_from(parsed["words"], config.triggers.reflection_min_words)
+            if "words" in parsed
+            else tuple(parsed["missing"]),
+            parsed.get("retired"),
+        )
+    if kind == "matrix":
+        return kind, MatrixFront.model_validate(model)
+    if kind == "phase":
+        return kind, PhaseFront.model_validate(model)
+    return None, None
 
 
 def load_version(config: LedgerConfig, snap: Snapshot, vid: str) -> Version | None:

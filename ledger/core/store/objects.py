@@ -84,6 +84,8 @@ class Snapshot:
     repo: pygit2.Repository
     commit_id: str | None
     tree: pygit2.Tree | None
+    # Each tree's listing as the last files() read it (tree id -> entries): see files().
+    listings: dict[pygit2.Oid, list[tuple[str, str | pygit2.Oid]]] | None = None
 
     def _object(self, path: str) -> pygit2.Object | None:
         if self.tree is None or not path:
@@ -115,22 +117,43 @@ class Snapshot:
     def is_tree(self, path: str) -> bool:
         return isinstance(self._object(path), pygit2.Tree)
 
-    def files(self, prefix: str) -> dict[str, str]:
+    def files(
+        self, prefix: str, known: dict[pygit2.Oid, list[tuple[str, str | pygit2.Oid]]] | None = None
+    ) -> dict[str, str]:
         """Every blob below ``prefix`` (recursively): path -> blob id; ``prefix`` itself
-        when it names a file (as ``git ls-tree -r REV -- PATH`` lists it)."""
+        when it names a file (as ``git ls-tree -r REV -- PATH`` lists it).
+
+        Each tree's own listing is kept by tree id (:attr:`listings`): a command that
+        reads its ledger again after its own transition (conclude's ``next:`` line)
+        passes them as ``known`` and reads only the trees it changed.
+        """
         out: dict[str, str] = {}
         root = self._object(prefix)
         if isinstance(root, pygit2.Blob):
             return {prefix: str(root.id)}
         if not isinstance(root, pygit2.Tree):
             return out
-        stack: list[tuple[str, pygit2.Tree]] = [(prefix, root)]
+        known, seen = known or {}, {}
+        stack: list[tuple[str, pygit2.Oid, pygit2.Tree | None]] = [(prefix, root.id, root)]
         while stack:
-            base, tree = stack.pop()
-            for entry in tree:
-                path = f"{base}/{entry.name}" if base else str(entry.name)
-                if entry.type_str == "tree":
-                    stack.append((path, get_object(self.repo, entry.id, pygit2.Tree)))
-                elif entry.type_str == "blob":
-                    out[path] = str(entry.id)
+            base, tree_id, tree = stack.pop()
+            listing = known.get(tree_id)
+            if listing is None:
+                if tree is None:
+                    tree = get_object(self.repo, tree_id, pygit2.Tree)
+                listing = []
+                for entry in tree:
+                    kind = entry.type_str
+                    if kind == "tree":
+                        listing.append((str(entry.name), entry.id))
+                    elif kind == "blob":
+                        listing.append((str(entry.name), str(entry.id)))
+            seen[tree_id] = listing
+            for name, oid in listing:
+                path = f"{base}/{name}" if base else name
+                if isinstance(oid, str):
+                    out[path] = oid
+                else:
+                    stack.append((path, oid, None))
+        self.listings = seen
         return out

@@ -81,7 +81,8 @@ from ledger.core.verify.results import (
     TRAILER_REMEASURE,
     kind_of,
 )
-from ledger.core.verify.witness import REMOTE_WITNESS, WITNESS, create_witness, witness_findings
+from ledger.core.verify.witness import create_witness, witness_findings
+from ledger.core.witnessrefs import REMOTE_WITNESS, WITNESS
 
 __all__ = [
     "CACHE_FILE",

@@ -98,6 +98,7 @@ def replay(
         logged = log_changes(store, tip, [])
         states = {}
     todo = [c for c, _changes in logged]
+    r.expect(_ledger_paths(logged, r.dir))
     for c, changes in logged:
         if changes is not None:
             r.diffs[c.id] = changes
@@ -211,6 +212,18 @@ def history_notes(store: Store, config: Any, config_file: str) -> list[dict[str,
         return [n.as_json() for n in verify(store, config, config_file, tip).notes]
     except LedgerError:
         return []
+
+
+def _ledger_paths(logged: list[tuple[CommitInfo, Any]], directory: str) -> int | None:
+    """How many paths in the ledger dir the logged commits change; None with a merge
+    among them (its changes are read later)."""
+    base = directory + "/"
+    count = 0
+    for _c, changes in logged:
+        if changes is None:
+            return None
+        count += sum(1 for path, _old, _new in changes if path.startswith(base))
+    return count
 
 
 def _outside(logged: list[tuple[CommitInfo, Any]]) -> set[str]:

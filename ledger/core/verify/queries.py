@@ -8,7 +8,7 @@ from typing import Any
 from ledger.core.errors import Refused
 from ledger.core.repobase import base_id
 from ledger.core.verify.engine import replay, verify
-from ledger.core.verify.witness import WITNESS
+from ledger.core.witnessrefs import WITNESS
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
 if TYPE_CHECKING:

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 # x matrix cell.
 VState = list[str]
 
+# Parsing the entry at one changed path (a version: YAML and pydantic, its blob before
+# and after, about 1.5 ms) costs about what reading this much of the shared entry cache
+# does (JSON at 20-40 ms a MB on this project's machines).
+PATH_PARSE_BYTES = 50_000
+
 
 @dataclass(frozen=True)
 class Change:
@@ -59,6 +64,7 @@ class Replay:
         self.free = tuple(getattr(hooks, "free_paths", DEFAULT_FREE_PATHS))
         self.strict = bool(hooks.require_open_version)
         self._entries: EntryCache | _Parsed | None = None
+        self._expected: int | None = None
         self.config_cache: dict[str, dict[str, str]] = {}
         self.diffs: dict[str, list[tuple[str, str | None, str | None]]] = {}
         self.marks: dict[str, dict[str, list[list[str]]]] = {}
@@ -68,19 +74,34 @@ class Replay:
         self.checks: dict[str, Any] | None = None  # the preset's history_checks
         self._hooks: dict[str, list[Any]] = {}
 
+    def expect(self, changed: int | None) -> None:
+        """How many ledger paths the commits to replay change (None: too many to count,
+        a merge among them): see :attr:`entries`."""
+        self._expected = changed
+
     @property
     def entries(self) -> EntryCache | _Parsed:
         """The shared parsed-entry cache, read only when an entry is parsed (a commit
-        that changes none, such as a configuration transition, never loads it)."""
+        that changes none, such as a configuration transition, never loads it).
+
+        The incremental path parses the few new blobs itself: the shared cache holds
+        every entry ever parsed (tens of MB at 10,000 steps), and reading it whole to
+        replay a commit or two cost a ``record`` at 1,000 steps 80 ms, eighty times
+        the parses it saved. The light reader always does; a full one does when the
+        paths to replay (:meth:`expect`) cost less to parse than the file to read,
+        unless this process holds the file already."""
         if self._entries is None:
             if getattr(self.store, "light", False):
-                # The incremental path parses the few new blobs itself: the shared
-                # cache holds every entry ever parsed (tens of MB at 10,000 steps).
                 self._entries = _Parsed()
             else:
                 from ledger.core.cache import EntryCache
 
-                self._entries = EntryCache(self.store.ledger_state_dir)
+                shared = EntryCache(self.store.ledger_state_dir)
+                paths = self._expected
+                if paths is not None and paths * PATH_PARSE_BYTES < shared.unread_bytes():
+                    self._entries = _Parsed()  # not saved: a later state load parses them
+                else:
+                    self._entries = shared
         return self._entries
 
     def save_entries(self) -> None:

@@ -53,6 +53,19 @@ def register(ctx: click.Context, /, **options: Any) -> int:
     return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
 
 
+def _home(cwd: Path, step_id: str) -> Path:
+    """Where ``record`` and ``run`` of ``step_id`` act (:func:`ledger.presets.versions.matrix.cells.home`). The
+    matrix package (its adjudication, statistics, templates) is imported for a cell
+    only: for any other id it is a fifth of a ``record`` spent to return ``cwd``."""
+    from ledger.core.repobase import cell_of
+
+    if not cell_of(step_id):
+        return cwd
+    from ledger.presets.versions.matrix.cells import home
+
+    return home(cwd, step_id)
+
+
 @declare(
     "write",
     loop="versions",
@@ -109,7 +122,6 @@ def record(
     """Ingest one results JSON as its own entry, with provenance."""
     from ledger.presets.versions import record as command
     from ledger.presets.versions.ingest import Measurement
-    from ledger.presets.versions.matrix.cells import home
 
     measurement = Measurement(
         version=step_id,
@@ -123,7 +135,7 @@ def record(
         replace=replace,
         remeasure=remeasure,
     )
-    return command.run(home(obj.cwd, step_id), step_id, file, measurement, as_json, inline=inline)
+    return command.run(_home(obj.cwd, step_id), step_id, file, measurement, as_json, inline=inline)
 
 
 @declare(
@@ -405,11 +417,10 @@ def compare(
 def run_(ctx: click.Context, /, **options: Any) -> int:
     """Run the gate's configured command per seed, record results (DETERMINISM with --replicates)."""
     from ledger.presets.versions import run as command
-    from ledger.presets.versions.matrix.cells import home
 
     # Each option is named once, above; RunOptions gives them their types.
     return command.run(
-        home(ctx.obj.cwd, options["step_id"]),
+        _home(ctx.obj.cwd, options["step_id"]),
         command.RunOptions(**options),
         rerun=args_without(ctx, "--detach"),
     )
