@@ -42,3 +42,16 @@ def test_conclude_next_line_is_next_of_the_ledger_it_wrote(bare_repo: Repo) -> N
     repo.ok("config", "set", "triggers.stagnation_versions", "2", "--reason", "a short fuse")
     command = _conclude_says_what_next_says(repo, "V3", "inconclusive")
     assert command.startswith("git ledger reflect "), command
+
+
+def test_conclude_next_line_after_a_refutation_is_next_s_revert(bare_repo: Repo) -> None:
+    """A refuted version's code still on the branch: `next` reads that fresh from git
+    (revert it, or build on it), and so does conclude's line."""
+    repo = shop(bare_repo)
+    for vid, size, verdict in (("V1", 96, "confirmed"), ("V2", 4, "refuted")):
+        register_cache(repo, vid)
+        repo.write("src/cache.py", f"SIZE = {size}\n")
+        repo.commit_all(f"feat(cache): {vid} — size {size}")
+        repo.ok("run", vid, "--gate", "recent", "--seeds", "1,2")
+        command = _conclude_says_what_next_says(repo, vid, verdict)
+    assert command.startswith("git revert "), command
