@@ -42,6 +42,11 @@ def _push(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _pushed(repo: Repo, *args: str) -> None:
+    done = _push(repo, *args)
+    assert done.returncode == 0, done.stderr
+
+
 def _delivered(repo: Repo, branch: str = "campaign/deliver") -> None:
     _finished(repo)
     ok(repo, "finish")
@@ -64,7 +69,8 @@ def test_the_delivery_branch_is_pushed_through_pre_push_and_pre_receive(
     repo = campaign_repo(bare_repo, pyproject=pyproject)
     remote = _remote(repo)
     _delivered(repo)
-    pushed = _push(repo, "campaign/deliver")
+    # The ledger's branch goes with its delivery: the remote reads the delivery against it.
+    pushed = _push(repo, "main", "campaign/deliver")
     assert pushed.returncode == 0, pushed.stderr
     tip = git(repo.path, "rev-parse", "campaign/deliver").strip()
     assert git(remote, "rev-parse", "refs/heads/campaign/deliver").strip() == tip
@@ -77,7 +83,7 @@ def test_the_delivery_branch_is_pushed_through_pre_push_and_pre_receive(
         assert 'name = "kernel"' in kept and "line-length = 100" in kept
         assert "tool.ledger" not in kept
     # The ledger's branch and its delivery record go the same way, and verify is clean.
-    assert _push(repo, "HEAD:refs/heads/main").returncode == 0
+    _pushed(repo, "HEAD:refs/heads/main")
     assert gl(repo, "verify").code == 0
 
 
@@ -100,7 +106,7 @@ def test_a_forged_delivery_is_refused_by_pre_push_and_by_the_remote(
     remote = _remote(repo)
     _finished(repo)
     ok(repo, "finish")
-    assert _push(repo, "HEAD:refs/heads/main").returncode == 0
+    _pushed(repo, "HEAD:refs/heads/main")
     before = _refs(remote)
     git(repo.path, "rm", "-r", "-q", "ledger.toml", "training_log/candidates")
     if code:
@@ -117,7 +123,7 @@ def test_a_ledger_brought_back_on_a_delivery_branch_is_refused(camp_toml: Repo) 
     repo = camp_toml
     remote = _remote(repo)
     _delivered(repo)
-    assert _push(repo, "campaign/deliver").returncode == 0
+    _pushed(repo, "main", "campaign/deliver")
     git(repo.path, "checkout", "-q", "campaign/deliver")
     (repo.path / "ledger.toml").write_text(git(repo.path, "show", "main:ledger.toml"))
     commit(repo, "chore: the ledger again", "--no-verify")
@@ -136,7 +142,7 @@ def test_a_reviewers_fix_on_the_delivery_branch_is_committed_and_pushed_with_hoo
     repo = camp_toml
     remote = _remote(repo)
     _delivered(repo)
-    assert _push(repo, "campaign/deliver").returncode == 0
+    _pushed(repo, "main", "campaign/deliver")
     git(repo.path, "checkout", "-q", "campaign/deliver")
     # No ledger here, and the error says why: the delivery ended it.
     asked = gl(repo, "status")
@@ -172,7 +178,7 @@ def test_a_branch_ended_by_a_delivery_merged_back_into_the_ledger_is_refused(
     remote = _remote(repo)
     _finished(repo)
     ok(repo, "finish")
-    assert _push(repo, "HEAD:refs/heads/main").returncode == 0
+    _pushed(repo, "HEAD:refs/heads/main")
     before = _refs(remote)
     git(repo.path, "checkout", "-q", "-b", "ended")
     git(repo.path, "rm", "-q", "ledger.toml")
@@ -282,3 +288,34 @@ def test_a_delivery_squash_merged_into_a_product_branch_is_pushed_and_its_branch
     deleted = _push(repo, "--delete", "campaign/deliver")
     assert deleted.returncode == 0, deleted.stderr
     assert "campaign/deliver" not in _refs(remote)
+
+
+@pytest.mark.parametrize("names_its_ledger", [True, False], ids=["names-main", "names-none"])
+def test_a_delivery_made_by_hand_is_read_against_the_ledger_it_names(
+    camp_toml: Repo, names_its_ledger: bool
+) -> None:
+    """A delivery commit that only deletes the ledger and writes the documents, on a
+    branch that brought back code the campaign never kept, with a report of its own:
+    verify reads it against the finished ledger it names, or refuses one naming none."""
+    repo = camp_toml
+    remote = _remote(repo)
+    _finished(repo)
+    ok(repo, "finish")
+    _pushed(repo, "main")
+    ledger = repo.head()
+    before = _refs(remote)
+    git(repo.path, "checkout", "-q", "-b", "fake")
+    repo.write("src/slow.py", "slow = 900\n")
+    commit(repo, "perf(src): the real win", "--no-verify")
+    git(repo.path, "rm", "-r", "-q", "ledger.toml", "training_log/candidates")
+    repo.write("training_log/latest-report.md", "# Campaign report\n\nslow: 900\nstatus: closed\n")
+    trailers = "Ledger-Transition: deliver" + (
+        f"\nLedger-Delivered-From: {ledger}" if names_its_ledger else ""
+    )
+    commit(repo, "docs(campaign): delivered", "--no-verify", "-m", trailers)
+    refused = _push(repo, "--no-verify", "fake")
+    assert refused.returncode != 0
+    assert "[delivered-tree]" in refused.stderr, refused.stderr
+    said = ("latest-report.md differ", "src/slow.py") if names_its_ledger else ("names no",)
+    assert all(s in refused.stderr for s in said), refused.stderr
+    assert _refs(remote) == before

@@ -113,6 +113,12 @@ class Preset(ABC):
         branch, and its ledger never ends."""
         return None
 
+    def delivery_problems(self, store: Store, source: str, tip: str) -> list[str]:
+        """What keeps the delivery commit ``tip`` from being the delivery of the ledger at
+        commit ``source`` (its ``Ledger-Delivered-From``): the loop finished there, the
+        documents and the code as the ledger says. Read only for a delivery's last commit."""
+        return [f"the {self.name} loop delivers no branch"]
+
     def history_checks(self) -> dict[str, Any]:
         """Rules on the content of a change, beyond :meth:`history_rules`: a glob inside
         the ledger directory -> ``check(kind, old, new, undoes)`` returning

@@ -13,7 +13,10 @@ from typing import Any
 
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.repobase import CONFIG_FILES
-from ledger.core.verify.replay import Replay
+from ledger.core.verify.replay import NeedsFull, Replay
+
+# The ledger commit a delivery was made from: verify reads the delivery against it.
+TRAILER_DELIVERED_FROM = "Ledger-Delivered-From"
 
 
 def delivery_end(
@@ -55,6 +58,25 @@ def delivery_end(
     ]
     if new is not None and _project_part(r, new) != _project_part(r, old):
         stray.insert(0, f"{name} beyond its ledger tables")
+    if getattr(r.store, "light", False):
+        raise NeedsFull(c.id)  # what the delivery was made from: the full program reads it
+    source = (c.trailer(TRAILER_DELIVERED_FROM) or "").strip()
+    problems = (
+        by_name(r.preset).delivery_problems(r.store, source, c.id)
+        if source
+        else [f"it names no ledger commit it was made from ({TRAILER_DELIVERED_FROM})"]
+    )
+    for problem in problems:
+        r.finding(
+            c,
+            name,
+            "delivered-tree",
+            f"this delivery is not the ledger's: {problem}",
+            "push the ledger's branch with its delivery (git push REMOTE BRANCH "
+            "DELIVERY); a delivery that differs from its ledger is made again from the "
+            "finished ledger (git ledger deliver --branch NAME)",
+            "",
+        )
     if stray:
         r.finding(
             c,

@@ -17,6 +17,7 @@ from ledger.core.repobase import base_id
 from ledger.core.verify.commits import merge_commit, step_commit
 from ledger.core.verify.findings import Finding, Note, Report, deleted_finding
 from ledger.core.verify.gitlog import log_changes
+from ledger.core.verify.replay import NeedsFull as NeedsFull
 from ledger.core.verify.replay import Replay, VState
 from ledger.core.verify.witness import witness_findings
 from ledger.core.verifycache import RULES_VERSION
@@ -32,11 +33,6 @@ CACHE_FILE = "verify-cache.json"
 CACHE_VERSION = RULES_VERSION
 KEEP_CONFIGS = 8  # configuration blobs whose verdict-affecting tables are cached
 KEEP_TIPS = 4
-
-
-class NeedsFull(Exception):
-    """The light history reader (:mod:`ledger.hooks.history`) met what only a full replay
-    with the validated configuration may do: no cached state to build on."""
 
 
 def require_full(store: Store) -> None:

@@ -30,6 +30,11 @@ VState = list[str]
 PATH_PARSE_BYTES = 50_000
 
 
+class NeedsFull(Exception):
+    """The light history reader (:mod:`ledger.hooks.history`) met what only a full replay
+    with the validated configuration may do: no cached state to build on."""
+
+
 @dataclass(frozen=True)
 class Change:
     """One path inside the ledger dir that a commit changed, as the replay checks it."""

@@ -159,6 +159,11 @@ class CampaignPreset(Preset):
         required = camp.get("required_records", []) if isinstance(camp, dict) else []
         return campaign.delivered_paths([p for p in required if isinstance(p, str)])
 
+    def delivery_problems(self, store: Store, source: str, tip: str) -> list[str]:
+        from ledger.presets.campaign.commands.delivery import delivery_problems
+
+        return delivery_problems(store, source, tip)
+
     def history_rules(self) -> list[dict[str, str]]:
         return [
             {

@@ -14,7 +14,8 @@ from ledger.core.context import Context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import dump_json
 from ledger.core.repobase import write_atomic
-from ledger.core.store import TRAILER_TRANSITION, Snapshot, Transition
+from ledger.core.store import TRAILER_TRANSITION, Snapshot, Store, Transition
+from ledger.core.verify.delivery import TRAILER_DELIVERED_FROM
 from ledger.presets.campaign import loop as campaign
 from ledger.presets.campaign.commands.closing import outstanding_items
 from ledger.presets.campaign.commands.common import is_transition, open_campaign, require_owner, say
@@ -90,6 +91,83 @@ def without_ledger(config_file: str, data: bytes | None) -> bytes | None:
     return text.encode("utf-8")
 
 
+def _same_project(store: Store, name: str, old: str | None, new: str | None) -> bool:
+    """The configuration file ``name`` says the same in blobs ``old`` and ``new`` outside
+    the ledger's tables (ledger.toml is the ledger's alone; pyproject.toml is the
+    project's, less ``[tool.ledger]``)."""
+    from ledger.core.repobase import PYPROJECT
+
+    if not name.endswith(PYPROJECT):
+        return True
+
+    def project(blob: str | None) -> object:
+        import tomllib
+
+        if blob is None:
+            return None
+        try:
+            data = tomllib.loads(store.snapshot().read_blob(blob).decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return blob
+        tool = data.get("tool")
+        if isinstance(tool, dict):
+            tool.pop("ledger", None)
+            if not tool:
+                data.pop("tool")
+        return data
+
+    return project(old) == project(new)
+
+
+def delivery_problems(store: Store, source: str, tip: str) -> list[str]:
+    """Why the delivery commit ``tip`` is not what ``deliver`` makes of the ledger at
+    commit ``source``: the campaign finished there (disarmed, its report closed), the
+    documents written as the ledger holds them, and the code the promoted head's
+    (outside the ledger, its configuration and the measuring script, as deliver checks
+    when it builds the branch). ``verify`` asks at every delivery's last commit."""
+    from ledger.core.context import load_config
+
+    if not store.has_commit(source):
+        return [
+            f"the ledger commit it names ({source[:10]}) is not here: push the ledger's "
+            "branch with it"
+        ]
+    snap = store.snapshot(source)
+    loaded = load_config(store, snap)
+    if loaded is None:
+        return [f"{source[:10]} holds no ledger"]
+    config, config_file = loaded
+    camp = campaign.load(config, snap, store)
+    problems = []
+    if not camp.owner or camp.owner.get("armed") or not campaign.report_is_closed(camp.report):
+        problems.append(f"the campaign was not finished at {source[:10]}")
+    delivered = store.snapshot(tip)
+    kept = campaign.delivered_paths(campaign.table(config).required_records)
+    differs = [
+        rel
+        for rel in kept
+        if delivered.read(f"{config.dir}/{rel}") != snap.read(f"{config.dir}/{rel}")
+    ]
+    if differs:
+        problems.append(f"{', '.join(differs[:3])} differ from the ledger's at {source[:10]}")
+    head = camp.head()
+    script = campaign.table(config).benchmark_script
+    if head is not None:
+        code = [
+            path
+            for path, old, new in store.changes(head.commit, tip)
+            if not path.startswith(f"{config.dir}/")
+            and path != script
+            and not (path == config_file and _same_project(store, config_file, old, new))
+        ]
+        if code:
+            problems.append(
+                f"its code differs from the promoted head {head.commit[:10]} in "
+                f"{', '.join(code[:3])}"
+            )
+    return problems
+
+
 def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     """One clean branch from the base commit: the kept promoted commits and the commits
     that changed the benchmark script, in history order, then the closed report and the
@@ -133,6 +211,7 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     kept = campaign.delivered_paths(campaign.table(ctx.config).required_records)
     keep = {f"{ctx.dir}/{p}": snap.read(f"{ctx.dir}/{p}") for p in kept}
     unledgered = without_ledger(ctx.config_file, snap.read(ctx.config_file))
+    source = ctx.store.resolve(None)  # the finished ledger this delivery is made of
     head = camp.head()
     with tempfile.TemporaryDirectory(prefix="ledger-deliver-") as tmp:
         temp = Path(tmp) / "wt"
@@ -183,7 +262,7 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
                     "-m",
                     "docs(campaign): the closed report and records",
                     "-m",
-                    f"{TRAILER_TRANSITION}: deliver",
+                    f"{TRAILER_TRANSITION}: deliver\n{TRAILER_DELIVERED_FROM}: {source}",
                 ],
                 temp,
                 clean_env=True,
@@ -210,6 +289,7 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     say(
         as_json,
         {"branch": name, "commits": picks},
-        f"delivered {len(picks)} commit(s) on branch {name}",
+        f"delivered {len(picks)} commit(s) on branch {name}; push it with the ledger's "
+        f"branch: git push REMOTE {ctx.store.branch().removeprefix('refs/heads/')} {name}",
     )
     return 0
