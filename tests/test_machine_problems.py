@@ -195,3 +195,32 @@ def test_a_tampered_contract_nobody_pulled_is_dropped_by_a_persons_decision(
     assert "Only src/ may change" in (repo.path / "training_log/contract.md").read_text()
     assert repo.run("verify").code == 0 and _push(repo).returncode == 0
     assert _machine(repo) == []
+
+
+def test_a_stale_lock_before_an_edit_doctor_never_autosaves_carries_that_decision(
+    bare_repo: Repo,
+) -> None:
+    """The MCP walk's seed 25, step 31: a stale index.lock made a tamper's commit fail,
+    leaving V1's frozen part edited in the work tree. ``doctor --fix`` removes the lock,
+    then exits 1 on the edit: ``next`` says so (``decide``) rather than proposing a step
+    that it will call refused; once the lock is gone, the edit's own step is proposed."""
+    repo = concluded_v1(bare_repo)
+    entry = repo.path / "training_log/V1.md"
+    entry.write_text(entry.read_text().replace("bet: ", "bet: (tampered) ", 1))
+    lock = repo.path / ".git/index.lock"
+    lock.write_text("")
+    old = time.time() - 3 * 3600
+    os.utime(lock, (old, old))
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    assert "training_log/V1.md" in nxt["decide"], nxt
+    assert repo.run("doctor", "--fix").code == 1 and not lock.exists()
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "restore-entry" and nxt.get("decide"), nxt
+    assert sh(repo, nxt["command"]).returncode == 0
+    # Without such an edit, the same lock's doctor --fix is a step that succeeds.
+    lock.write_text("")
+    os.utime(lock, (old, old))
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix" and "decide" not in nxt, nxt
+    assert repo.run("doctor", "--fix").code == 0

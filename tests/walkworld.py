@@ -857,7 +857,7 @@ class TokenWorld(World):
         self.must(f"git ledger init --preset {self.preset}")
 
     def fill(self, nxt: dict[str, Any]) -> str | None:
-        if nxt.get("alternatives") and self.rng.random() < self.alternative_odds():
+        if nxt.get("alternatives") and self.rng.random() < self.alternative_odds(nxt):
             nxt = self.rng.choice(nxt["alternatives"])
             self.tally.count(self.tally.actions, f"alt:{nxt.get('action')}")
         self.done = bool(nxt.get("done"))
@@ -872,7 +872,7 @@ class TokenWorld(World):
             parts.append(shlex.join(self.words(words, nxt)))
         return " && ".join(parts) or "true"
 
-    def alternative_odds(self) -> float:
+    def alternative_odds(self, nxt: dict[str, Any]) -> float:
         return 0.08
 
     def has_results(self) -> bool:
@@ -917,9 +917,12 @@ class CampaignWorld(TokenWorld):
     )
     TAMPER = r"training_log/contract\.md"
 
-    def alternative_odds(self) -> float:
+    def alternative_odds(self, nxt: dict[str, Any]) -> float:
         # Long enough in one repository: close the campaign so the walk sees its end.
-        return 1.0 if self.tally.steps - self.repo_steps > 60 else 0.08
+        # Not instead of recording a commit a killed step left unrecorded (next names
+        # it): finish refuses while one stands, so closing forever never reaches it.
+        fresh = "--commit CANDIDATE" in str(nxt.get("command"))
+        return 1.0 if fresh and self.tally.steps - self.repo_steps > 60 else 0.08
 
     def edit_named(self, rel: str) -> bool:
         if not rel.endswith("contract.md"):

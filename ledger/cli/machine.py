@@ -101,7 +101,26 @@ def problems(
         # An entry that does not parse comes first: the loop's own step names it
         # (fix-entry), and verify reads the entry as fixed.
         out += _history(cwd, data)
-    return out
+    return _left_by_fix(out)
+
+
+def _left_by_fix(out: list[Problem]) -> list[Problem]:
+    """``doctor --fix`` runs every repair, and exits 1 while an uncommitted entry it never
+    autosaves stands (a frozen part edited, a deletion): a repair that comes before that
+    entry's own step (a lock, an interrupted transition) is proposed with its decision."""
+    if not out or out[0].action["command"] != FIX:
+        return out
+    left = next((p for p in out[1:] if p.action["action"] == "restore-entry"), None)
+    if left is None:
+        return out
+    decide = left.action.get("decide") or f"how to settle {left.message}"
+    action = {
+        **out[0].action,
+        "reason": f"{out[0].action['reason']}; it then stops at exit 1 on what only a person "
+        f"settles ({left.message}), which the step after it restores",
+        "decide": decide,
+    }
+    return [Problem(out[0].kind, out[0].message, action), *out[1:]]
 
 
 def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Problem]:
