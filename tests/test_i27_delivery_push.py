@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import Repo, git
-from tests.test_i27_campaign_finish import _finished, campaign_repo, commit, gl, ok
+from tests.test_i27_campaign_finish import TEMPLATE, _finished, campaign_repo, commit, gl, ok
 
 
 def _remote(repo: Repo) -> Path:
@@ -319,3 +319,24 @@ def test_a_delivery_made_by_hand_is_read_against_the_ledger_it_names(
     said = ("latest-report.md differ", "src/slow.py") if names_its_ledger else ("names no",)
     assert all(s in refused.stderr for s in said), refused.stderr
     assert _refs(remote) == before
+
+
+def test_a_base_recorded_before_init_is_delivered(bare_repo: Repo) -> None:
+    """The base is the project as it was before the ledger came: the .gitattributes lines
+    init writes for the ledger's views are not code the delivery lacks."""
+    repo = bare_repo
+    repo.write("src/app.py", "speed = 1\n")
+    repo.write("bench.py", "print(1)\n")
+    commit(repo, "feat(src): the base")
+    (repo.path / "ledger.toml").write_text(
+        TEMPLATE.read_text().replace("${dir}", "training_log")
+        + 'scope = ["src/**"]\nbenchmark_script = "bench.py"\nrequired_records = ["NOTES.md"]\n'
+    )
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    assert "merge=ledger-views" in (repo.path / ".gitattributes").read_text()
+    repo.write("training_log/contract.md", "# Contract\n\nSpeed of src/ on bench.py.\n")
+    ok(repo, "contract")
+    _remote(repo)
+    _delivered(repo)
+    _pushed(repo, "main", "campaign/deliver")

@@ -133,6 +133,16 @@ def _from_hook_env() -> tuple[str, str] | None:
 CONFIG_FILE = "ledger.toml"
 PYPROJECT = "pyproject.toml"
 CONFIG_FILES = (CONFIG_FILE, PYPROJECT)  # the first that holds a ledger configuration wins
+# The merge driver of the ledger's generated views, named in .gitattributes.
+VIEWS_DRIVER = "ledger-views"
+
+
+def without_ledger_attributes(data: bytes | None) -> list[bytes]:
+    """.gitattributes's lines less the ones that name the ledger's merge driver (which
+    init writes): what a delivery's code is compared by."""
+    mark = f"merge={VIEWS_DRIVER}".encode()
+    return [line for line in (data or b"").splitlines() if mark not in line.split()]
+
 
 # The defaults of the keys the hooks read; ledger.core.model.config's tables use them.
 DEFAULT_DIR = "training_log"

@@ -26,12 +26,12 @@ from ledger.core.errors import BadInput
 from ledger.core.loops import preset_for
 from ledger.core.model.config import LedgerConfig
 from ledger.core.model.documents import decode_text, get_block, set_block
-from ledger.core.repobase import write_atomic
+from ledger.core.repobase import VIEWS_DRIVER, write_atomic
 from ledger.core.state import README, load_state
 from ledger.core.store import Snapshot, Store
 from ledger.presets.versions.views import VIEW_BLOCKS, apply_views, readme_views
 
-DRIVER = "ledger-views"
+DRIVER = VIEWS_DRIVER
 DRIVER_NAME = "git-ledger generated views"
 
 

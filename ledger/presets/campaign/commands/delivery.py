@@ -13,7 +13,7 @@ from ledger.core import gitcli
 from ledger.core.context import Context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import dump_json
-from ledger.core.repobase import write_atomic
+from ledger.core.repobase import without_ledger_attributes, write_atomic
 from ledger.core.store import TRAILER_TRANSITION, Snapshot, Store, Transition
 from ledger.core.verify.delivery import TRAILER_DELIVERED_FROM
 from ledger.presets.campaign import loop as campaign
@@ -51,7 +51,7 @@ def code_differs(ctx: Context, temp: Path, head: str) -> list[str]:
     """Paths whose content in the work tree at ``temp`` differs from ``head``'s, outside
     the ledger, its configuration and the measuring script (delivered as committed)."""
     script = campaign.table(ctx.config).benchmark_script
-    excluded = [f":(exclude){ctx.dir}", f":(exclude){ctx.config_file}"]
+    excluded = [f":(exclude){ctx.dir}", f":(exclude){ctx.config_file}", ":(exclude).gitattributes"]
     if script:
         excluded.append(f":(exclude){script}")
     out = gitcli.output(
@@ -59,7 +59,14 @@ def code_differs(ctx: Context, temp: Path, head: str) -> list[str]:
         temp,
         clean_env=True,
     )
-    return [p for p in out.split("\0") if p]
+    differs = [p for p in out.split("\0") if p]
+    delivered = temp / ".gitattributes"
+    mine = delivered.read_bytes() if delivered.is_file() else None
+    if without_ledger_attributes(mine) != without_ledger_attributes(
+        ctx.store.snapshot(head).read(".gitattributes")
+    ):
+        differs.append(".gitattributes")
+    return differs
 
 
 def without_ledger(config_file: str, data: bytes | None) -> bytes | None:
@@ -119,6 +126,15 @@ def _same_project(store: Store, name: str, old: str | None, new: str | None) -> 
     return project(old) == project(new)
 
 
+def _same_attributes(store: Store, old: str | None, new: str | None) -> bool:
+    """The two .gitattributes blobs say the same less the ledger's merge-driver lines (a
+    base recorded before ``init`` has none; the delivery needs none)."""
+    snap = store.snapshot()
+    before = snap.read_blob(old) if old is not None else None
+    after = snap.read_blob(new) if new is not None else None
+    return without_ledger_attributes(before) == without_ledger_attributes(after)
+
+
 def delivery_problems(store: Store, source: str, tip: str) -> list[str]:
     """Why the delivery commit ``tip`` is not what ``deliver`` makes of the ledger at
     commit ``source``: the campaign finished there (disarmed, its report closed), the
@@ -159,6 +175,7 @@ def delivery_problems(store: Store, source: str, tip: str) -> list[str]:
             if not path.startswith(f"{config.dir}/")
             and path != script
             and not (path == config_file and _same_project(store, config_file, old, new))
+            and not (path == ".gitattributes" and _same_attributes(store, old, new))
         ]
         if code:
             problems.append(
