@@ -21,19 +21,21 @@ def _conclude_says_what_next_says(repo: Repo, vid: str, verdict: str) -> str:
     return proposed["command"]
 
 
+def _measured(repo: Repo, vid: str, size: int) -> None:
+    """``vid`` registered, its code committed and measured on the recent gate."""
+    register_cache(repo, vid)
+    repo.write("src/cache.py", f"SIZE = {size}\n")
+    repo.commit_all(f"feat(cache): {vid} — size {size}")
+    repo.ok("run", vid, "--gate", "recent", "--seeds", "1,2")
+
+
 def test_conclude_next_line_is_next_of_the_ledger_it_wrote(bare_repo: Repo) -> None:
     repo = shop(bare_repo)
     for vid, size, verdict in (("V1", 96, "confirmed"), ("V2", 32, "inconclusive")):
-        register_cache(repo, vid)
-        repo.write("src/cache.py", f"SIZE = {size}\n")
-        repo.commit_all(f"feat(cache): {vid} — size {size}")
-        repo.ok("run", vid, "--gate", "recent", "--seeds", "1,2")
+        _measured(repo, vid, size)
         command = _conclude_says_what_next_says(repo, vid, verdict)
         assert command.startswith("git ledger register "), command
-    register_cache(repo, "V3")
-    repo.write("src/cache.py", "SIZE = 16\n")
-    repo.commit_all("feat(cache): V3 — size 16")
-    repo.ok("run", "V3", "--gate", "recent", "--seeds", "1,2")
+    _measured(repo, "V3", 16)
     # Set after V3's registration: V3's verdict is judged by the configuration frozen
     # then, the next step by today's, where two bets without a gain fire the trigger.
     # The verdict on V3 is what fires it: a `next:` judged on the ledger as it was before
@@ -49,9 +51,6 @@ def test_conclude_next_line_after_a_refutation_is_next_s_revert(bare_repo: Repo)
     (revert it, or build on it), and so does conclude's line."""
     repo = shop(bare_repo)
     for vid, size, verdict in (("V1", 96, "confirmed"), ("V2", 4, "refuted")):
-        register_cache(repo, vid)
-        repo.write("src/cache.py", f"SIZE = {size}\n")
-        repo.commit_all(f"feat(cache): {vid} — size {size}")
-        repo.ok("run", vid, "--gate", "recent", "--seeds", "1,2")
+        _measured(repo, vid, size)
         command = _conclude_says_what_next_says(repo, vid, verdict)
     assert command.startswith("git revert "), command

@@ -47,6 +47,15 @@ def _pushed(repo: Repo, *args: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def _finished_and_pushed(repo: Repo) -> tuple[Path, str]:
+    """The remote, and its refs once the finished campaign is pushed."""
+    remote = _remote(repo)
+    _finished(repo)
+    ok(repo, "finish")
+    _pushed(repo, "HEAD:refs/heads/main")
+    return remote, _refs(remote)
+
+
 def _delivered(repo: Repo, branch: str = "campaign/deliver") -> None:
     _finished(repo)
     ok(repo, "finish")
@@ -103,11 +112,7 @@ def test_a_forged_delivery_is_refused_by_pre_push_and_by_the_remote(
     """A hand commit that says it delivers: pre-push refuses it, and so does the remote
     when the client's hook is skipped; the remote's refs are untouched."""
     repo = camp_toml
-    remote = _remote(repo)
-    _finished(repo)
-    ok(repo, "finish")
-    _pushed(repo, "HEAD:refs/heads/main")
-    before = _refs(remote)
+    remote, before = _finished_and_pushed(repo)
     git(repo.path, "rm", "-r", "-q", "ledger.toml", "training_log/candidates")
     if code:
         repo.write("src/app.py", "speed = 1000\n")
@@ -175,11 +180,7 @@ def test_a_branch_ended_by_a_delivery_merged_back_into_the_ledger_is_refused(
     """What a branch carries after its ledger ended was never judged: merged into the
     ledger's branch with the configuration kept, it is a finding, not history."""
     repo = camp_toml
-    remote = _remote(repo)
-    _finished(repo)
-    ok(repo, "finish")
-    _pushed(repo, "HEAD:refs/heads/main")
-    before = _refs(remote)
+    remote, before = _finished_and_pushed(repo)
     git(repo.path, "checkout", "-q", "-b", "ended")
     git(repo.path, "rm", "-q", "ledger.toml")
     commit(repo, "docs(campaign): delivered", "--no-verify", "-m", "Ledger-Transition: deliver")
@@ -298,12 +299,8 @@ def test_a_delivery_made_by_hand_is_read_against_the_ledger_it_names(
     branch that brought back code the campaign never kept, with a report of its own:
     verify reads it against the finished ledger it names, or refuses one naming none."""
     repo = camp_toml
-    remote = _remote(repo)
-    _finished(repo)
-    ok(repo, "finish")
-    _pushed(repo, "main")
+    remote, before = _finished_and_pushed(repo)
     ledger = repo.head()
-    before = _refs(remote)
     git(repo.path, "checkout", "-q", "-b", "fake")
     repo.write("src/slow.py", "slow = 900\n")
     commit(repo, "perf(src): the real win", "--no-verify")

@@ -137,6 +137,23 @@ CONFIG_FILES = (CONFIG_FILE, PYPROJECT)  # the first that holds a ledger configu
 VIEWS_DRIVER = "ledger-views"
 
 
+def project_part(data: bytes) -> object:
+    """pyproject.toml as parsed, less ``[tool.ledger]``: what a delivery keeps as it was
+    (it takes only the ledger's tables away). Unreadable: the bytes themselves."""
+    import tomllib
+
+    try:
+        parsed: dict[str, object] = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return data
+    tool = parsed.get("tool")
+    if isinstance(tool, dict):
+        tool.pop("ledger", None)
+        if not tool:
+            parsed.pop("tool")
+    return parsed
+
+
 def without_ledger_attributes(data: bytes | None) -> list[bytes]:
     """.gitattributes's lines less the ones that name the ledger's merge driver (which
     init writes): what a delivery's code is compared by."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ledger.core.commitinfo import CommitInfo
-from ledger.core.repobase import CONFIG_FILES
+from ledger.core.repobase import CONFIG_FILES, project_part
 from ledger.core.verify.replay import NeedsFull, Replay
 
 # The ledger commit a delivery was made from: verify reads the delivery against it.
@@ -56,7 +56,7 @@ def delivery_end(
         if path != name
         and not (path.startswith(base) and (new is None or path[len(base) :] in kept))
     ]
-    if new is not None and _project_part(r, new) != _project_part(r, old):
+    if new is not None and project_part(r.read_blob(new)) != project_part(r.read_blob(old)):
         stray.insert(0, f"{name} beyond its ledger tables")
     if getattr(r.store, "light", False):
         raise NeedsFull(c.id)  # what the delivery was made from: the full program reads it
@@ -90,23 +90,6 @@ def delivery_end(
         )
     state["end"] = c.id
     return True
-
-
-def _project_part(r: Replay, blob: str) -> Any:
-    """pyproject.toml as parsed, without ``[tool.ledger]``: what a delivery must keep as
-    it was (it takes only the ledger's tables away)."""
-    import tomllib
-
-    try:
-        data = tomllib.loads(r.read_blob(blob).decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return None
-    tool = data.get("tool")
-    if isinstance(tool, dict):
-        tool.pop("ledger", None)
-        if not tool:
-            data.pop("tool")
-    return data
 
 
 def ended(

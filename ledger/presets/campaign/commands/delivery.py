@@ -13,7 +13,7 @@ from ledger.core import gitcli
 from ledger.core.context import Context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import dump_json
-from ledger.core.repobase import without_ledger_attributes, write_atomic
+from ledger.core.repobase import project_part, without_ledger_attributes, write_atomic
 from ledger.core.store import TRAILER_TRANSITION, Snapshot, Store, Transition
 from ledger.core.verify.delivery import TRAILER_DELIVERED_FROM
 from ledger.presets.campaign import loop as campaign
@@ -108,20 +108,7 @@ def _same_project(store: Store, name: str, old: str | None, new: str | None) -> 
         return True
 
     def project(blob: str | None) -> object:
-        import tomllib
-
-        if blob is None:
-            return None
-        try:
-            data = tomllib.loads(store.snapshot().read_blob(blob).decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return blob
-        tool = data.get("tool")
-        if isinstance(tool, dict):
-            tool.pop("ledger", None)
-            if not tool:
-                data.pop("tool")
-        return data
+        return None if blob is None else project_part(store.snapshot().read_blob(blob))
 
     return project(old) == project(new)
 
