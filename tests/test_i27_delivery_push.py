@@ -337,3 +337,19 @@ def test_a_base_recorded_before_init_is_delivered(bare_repo: Repo) -> None:
     _remote(repo)
     _delivered(repo)
     _pushed(repo, "main", "campaign/deliver")
+
+
+def test_a_delivery_pushed_before_its_ledger_is_refused_then_pushed_with_it(
+    camp_toml: Repo,
+) -> None:
+    """The remote reads a delivery against the ledger commit it names: pushed alone, it
+    says to push the ledger's branch with it, and then it passes (nothing stale kept)."""
+    repo = camp_toml
+    remote = _remote(repo)
+    _delivered(repo)
+    alone = _push(repo, "--no-verify", "campaign/deliver")
+    assert alone.returncode != 0
+    assert "push the ledger's branch with its delivery" in alone.stderr, alone.stderr
+    assert "Traceback" not in alone.stderr
+    _pushed(repo, "main", "campaign/deliver")
+    assert "refs/heads/campaign/deliver" in _refs(remote)

@@ -131,10 +131,12 @@ def delivery_problems(store: Store, source: str, tip: str) -> list[str]:
     from ledger.core.context import load_config
 
     if not store.has_commit(source):
-        return [
-            f"the ledger commit it names ({source[:10]}) is not here: push the ledger's "
-            "branch with it"
-        ]
+        # Not a finding: the replay would keep it for this commit after the ledger comes.
+        raise BadInput(
+            f"delivery {tip[:10]} names the ledger commit {source[:10]}, which is not here: "
+            "it cannot be read against its ledger",
+            "push the ledger's branch with its delivery (git push REMOTE BRANCH DELIVERY)",
+        )
     snap = store.snapshot(source)
     loaded = load_config(store, snap)
     if loaded is None:
