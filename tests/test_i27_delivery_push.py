@@ -207,6 +207,7 @@ def test_a_pyproject_delivery_takes_only_the_ledgers_tables_away(
     repo = campaign_repo(bare_repo, pyproject=True)
     remote = _remote(repo)
     _delivered(repo)
+    _pushed(repo, "main")  # the ledger the delivery is read against
     git(repo.path, "checkout", "-q", "campaign/deliver")
     before = _refs(remote)
     if move == "edits-the-project":
