@@ -258,7 +258,16 @@ def test_a_delivery_branch_name_that_reads_as_another_ref_is_bad_input(camp_toml
         assert len(refused.err.strip().splitlines()) == 1 and "Traceback" not in refused.err
     assert git(repo.path, "for-each-ref") == refs
     assert "ledger-deliver" not in git(repo.path, "worktree", "list")
-    ok(repo, "deliver", "--branch", "campaign/deliver")
+    # A remote named like the default branch's first part: next proposes a name that
+    # reads as no remote-tracking ref, and deliver takes it.
+    git(repo.path, "remote", "add", "campaign", str(repo.path.parent / "remote.git"))
+    git(repo.path, "push", "-q", "--no-verify", "campaign", "HEAD:refs/heads/deliver")
+    git(repo.path, "fetch", "-q", "campaign")
+    refused = gl(repo, "deliver", "--branch", "campaign/deliver")
+    assert refused.code == 2 and "remote-tracking" in refused.err, refused.err
+    command = ok(repo, "next", "--json").json()["command"]
+    assert command == "git ledger deliver --branch campaign/deliver-2", command
+    ok(repo, *command.split()[2:])
 
 
 def test_a_delivery_squash_merged_into_a_product_branch_is_pushed_and_its_branch_deleted(

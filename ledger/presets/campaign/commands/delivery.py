@@ -33,8 +33,13 @@ def benchmark_commits(ctx: Context, base: str) -> list[str]:
 
 
 def branch_exists(workdir: Path, name: str) -> bool:
-    done = gitcli.run(["rev-parse", "-q", "--verify", f"refs/heads/{name}"], workdir, check=False)
-    return done.returncode == 0
+    """A branch ``name``, or a remote-tracking ref the name would read as (a branch
+    ``origin/main`` would shadow ``refs/remotes/origin/main``)."""
+    for ref in (f"refs/heads/{name}", f"refs/remotes/{name}"):
+        done = gitcli.run(["rev-parse", "-q", "--verify", ref], workdir, check=False)
+        if done.returncode == 0:
+            return True
+    return False
 
 
 def free_branch(workdir: Path, name: str) -> str:
@@ -195,17 +200,16 @@ def deliver(cwd: Path, branch: str | None, as_json: bool) -> int:
     for part in name.split("/"):
         check_safe(part, "branch name")
     workdir = ctx.store.require_workdir()
-    remotes = gitcli.output(["remote"], workdir).split()
     first = name.split("/")[0]
-    if name == "HEAD" or first in ("refs", "HEAD", *remotes):
+    if first in ("refs", "HEAD"):
         raise BadInput(
-            f"branch name {name!r} would read as another ref ({first}/...: "
-            f"{'a remote' if first in remotes else 'a ref path'})",
+            f"branch name {name!r} would read as another ref ({first}...)",
             "pass a plain branch name, e.g. --branch campaign/deliver",
         )
     if branch_exists(workdir, name):
         raise BadInput(
-            f"branch {name} already exists", f"pass --branch {free_branch(workdir, name)}"
+            f"a branch or remote-tracking ref {name} already exists",
+            f"pass --branch {free_branch(workdir, name)}",
         )
     wanted = set(camp.promoted_commits()) | set(benchmark_commits(ctx, base.commit))
     order = gitcli.output(
