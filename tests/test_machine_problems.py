@@ -1,4 +1,4 @@
-"""Machine problems (ledger/cli/machine.py) found by issue 25's walk, each held through
+"""Machine problems (ledger/core/machine.py) found by issue 25's walk, each held through
 ``git ledger`` in a real repository with the hooks installed: what ``status``/``next``
 say is what doctor and the pre-push hook do (one rule each, never two copies).
 """

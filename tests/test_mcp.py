@@ -586,7 +586,7 @@ NEXT_SOURCES = (
     "ledger/presets/campaign/preset.py",
     "ledger/presets/batches/preset.py",
     "ledger/cli/status.py",
-    "ledger/cli/machine.py",
+    "ledger/core/machine.py",
 )
 VERB = re.compile(r"git ledger ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?")
 

@@ -11,16 +11,16 @@ and only those the ledger itself recorded.
 
 from __future__ import annotations
 
-import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger.core import gitcli, output, runfiles
 from ledger.core.context import load_config, open_store
 from ledger.core.errors import LedgerError
+from ledger.core.locks import classify_locks, wait_for_locks
 from ledger.core.model.config import LedgerConfig
 from ledger.core.store import Snapshot, Store, Transition
+from ledger.core.workspace import frozen_edit
 
 HARDENING = {"gc.auto": "0", "core.fsmonitor": "false"}
 
@@ -30,88 +30,6 @@ class Report:
     problems: list[str] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     info: list[str] = field(default_factory=list)
-
-
-def lock_files(store: Store) -> list[Path]:
-    dirs = [store.common_dir]
-    worktrees = store.common_dir / "worktrees"
-    if worktrees.is_dir():
-        dirs += [d for d in worktrees.iterdir() if d.is_dir()]
-    found: list[Path] = []
-    for base in dirs:
-        for name in (
-            "index.lock",
-            "HEAD.lock",
-            "packed-refs.lock",
-            "config.lock",
-            "ORIG_HEAD.lock",
-        ):
-            if (base / name).exists():
-                found.append(base / name)
-    # os.walk, not Path.rglob: git deletes a ref's lock (and may prune its empty
-    # directory) at any moment, and os.walk skips what vanished while it looked.
-    refs = [
-        Path(root) / name
-        for root, _dirs, files in os.walk(store.common_dir / "refs")
-        for name in files
-        if name.endswith(".lock")
-    ]
-    return found + sorted(refs)
-
-
-def worktree_roots(store: Store) -> list[Path]:
-    roots = [store.workdir] if store.workdir else []
-    proc = gitcli.run(
-        ["worktree", "list", "--porcelain"], store.workdir or store.common_dir, check=False
-    )
-    for line in proc.stdout.splitlines():
-        if line.startswith("worktree "):
-            roots.append(Path(line[len("worktree ") :]))
-    return [r for r in roots if r is not None]
-
-
-@dataclass(frozen=True)
-class Lock:
-    """A lock file and why doctor leaves it alone (``busy``: a process is at work;
-    ``recent``: younger than the stale age, its writer may still be alive)."""
-
-    path: Path
-    age_min: float
-    busy: tuple[str, ...]
-    recent: str | None
-
-    @property
-    def stale(self) -> bool:
-        return not self.busy and self.recent is None
-
-
-def classify_locks(store: Store, stale_minutes: float) -> list[Lock]:
-    """Every lock file git or a transition would wait on, classified; a lock released
-    while it is looked at is simply not there (the process holding it ended)."""
-    locks = lock_files(store)
-    if not locks:
-        return []
-    from ledger.core.processes import git_processes_in
-
-    live = git_processes_in([*worktree_roots(store), store.common_dir])
-    busy = [f"git process {pid} ({line[:60]}) is working in the repository" for pid, line in live]
-    busy = busy[:1]  # one is reason enough
-    if not store.writer_lock_free():
-        busy.append("a git-ledger writer holds its lock")
-    now = time.time()
-    found = []
-    for lock in locks:
-        try:
-            age_min = (now - lock.stat().st_mtime) / 60
-        except FileNotFoundError:
-            continue
-        recent = (
-            f"only {age_min:.1f} min old (stale after {stale_minutes:g})"
-            if age_min < stale_minutes
-            else None
-        )
-        found.append(Lock(lock, age_min, tuple(busy), recent))
-    return found
 
 
 def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -> None:
@@ -131,17 +49,6 @@ def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -
                 f"stale lock {lock.path} ({lock.age_min:.0f} min old, no git process): "
                 "git ledger doctor --fix removes it"
             )
-
-
-def wait_for_locks(store: Store, stale_minutes: float, timeout: float) -> list[Lock]:
-    """Wait up to ``timeout`` seconds until no lock file is held by a process at work
-    (a git process in the repository, the ledger's writer); the busy locks left."""
-    deadline = time.monotonic() + timeout
-    while True:
-        busy = [lock for lock in classify_locks(store, stale_minutes) if lock.busy]
-        if not busy or time.monotonic() > deadline:
-            return busy
-        time.sleep(0.2)
 
 
 def check_git_responds(store: Store, report: Report) -> bool:
@@ -166,48 +73,6 @@ def check_journal(store: Store, fix: bool, report: Report) -> None:
             f"a transition was interrupted ({str(pending.get('new'))[:10]}): "
             "git ledger doctor --fix finishes it"
         )
-
-
-def _frozen_edit(
-    store: Store, path: str, data: bytes, directory: str = "", prefix: str = "V"
-) -> str | None:
-    """Why ``data`` must not be autosaved: it edits a registration's frozen part, it
-    does not parse, or it is an entry only a transition brings into being
-    (invariants 1, 5 and 6 of ``git ledger verify``)."""
-    from ledger.core.errors import LedgerError as _Error
-    from ledger.core.history import frozen_part
-    from ledger.core.model.documents import decode_text
-    from ledger.core.state import classify, parse_entry
-
-    committed = store.snapshot().read(path)
-    rel = path[len(directory) + 1 :] if directory and path.startswith(directory + "/") else path
-    kind = classify(rel, prefix) if directory else None
-    if kind is not None:
-        try:
-            parse_entry(kind, data, path)
-        except _Error as exc:
-            return f"{exc.message}; doctor never autosaves an entry that does not parse: fix it"
-        if committed is None and kind in ("version", "matrix", "result"):
-            return (
-                f"{path} is a new {kind}, which only its transition writes; doctor never "
-                "autosaves it: use git ledger register/record (or remove it)"
-            )
-    if committed is None or not path.endswith(".md"):
-        return None
-    try:
-        old = frozen_part(decode_text(committed, path), path)
-    except _Error:
-        return None
-    try:
-        changed = frozen_part(decode_text(data, path), path) != old
-    except _Error:
-        changed = True
-    if not changed:
-        return None
-    return (
-        f"{path} edits the frozen part of a registration (front matter or Hypothesis); "
-        f"doctor never autosaves it: restore the committed text with 'git restore {path}'"
-    )
 
 
 def check_entries(store: Store, config: LedgerConfig, fix: bool, report: Report) -> None:
@@ -236,7 +101,7 @@ def check_entries(store: Store, config: LedgerConfig, fix: bool, report: Report)
             )
             continue
         data = store.worktree_content(path)  # through git's clean filters (autocrlf)
-        frozen = _frozen_edit(store, path, data, directory, prefix)
+        frozen = frozen_edit(store, path, data, directory, prefix)
         if frozen:
             report.problems.append(frozen)
             continue

@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledger.cli import machine
-from ledger.core import gitcli, output, statuscache
+from ledger.core import gitcli, machine, output, statuscache
 from ledger.core.configfile import ledger_dir, read_worktree_config
 from ledger.core.repobase import locate
 from ledger.core.runfiles import running

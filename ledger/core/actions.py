@@ -59,6 +59,10 @@ class Declared(NamedTuple):
     # The MCP server holds a call of this verb until the calls in flight of open-world
     # verbs (a run still starting) have returned: ``wait`` then sees their runs.
     after_runs: bool = False
+    # The machine preconditions the verb needs besides those every step of the loop holds
+    # (names of ``ledger.core.machine.PRECONDITIONS``): the verb is refused by their check,
+    # with the action that clears the first that fails, which ``next`` proposes first.
+    requires: tuple[str, ...] = ()
 
 
 # What the common positional arguments are, for every verb that takes one and says

@@ -112,6 +112,7 @@ def declare(
     args: dict[str, str] | None = None,
     config_key: str | None = None,
     after_runs: bool = False,
+    requires: tuple[str, ...] = (),
 ) -> Callable[[C], C]:
     """Declare the verb below (see :class:`~ledger.core.actions.Declared`); the topmost
     decorator, above ``@click.command`` or ``@group.command``.
@@ -132,6 +133,7 @@ def declare(
         args=tuple(sorted((args or {}).items())),
         config_key=config_key,
         after_runs=after_runs,
+        requires=requires,
     )
 
     def attach(command: C) -> C:
@@ -169,6 +171,13 @@ def declared(command: click.Command) -> Declared | None:
     """The declaration of ``command`` (None: undeclared, or a group)."""
     found = getattr(command, _DECLARED, None)
     return found if isinstance(found, Declared) else None
+
+
+def requires(ctx: click.Context) -> tuple[str, ...]:
+    """The machine preconditions the verb being run declared (its body checks them with
+    :func:`ledger.core.machine.require` once its input is read: bad input comes first)."""
+    found = declared(ctx.command)
+    return found.requires if found else ()
 
 
 def verbs(

@@ -144,7 +144,7 @@ class Preset(ABC):
         what the ledger tree cannot say and is read fresh on every call in the work tree
         ``top`` of the common git dir ``common`` (code commits,
         files written but not committed, other branches). Machine problems come first
-        and are not this method's (:mod:`ledger.cli.machine`)."""
+        and are not this method's (:mod:`ledger.core.machine`)."""
         nxt: dict[str, Any] = data["next"]
         return nxt
 

@@ -31,6 +31,7 @@ from ledger.core import gitcli
 
 if TYPE_CHECKING:
     from ledger.core.loops import Preset
+    from ledger.core.store import Store
 
 
 class Committed(NamedTuple):
@@ -155,3 +156,45 @@ def porcelain(top: Path, untracked: str, *specs: str) -> list[tuple[str, str]]:
             next(fields, None)
         found.append((entry[:2], entry[3:]))
     return found
+
+
+def frozen_edit(
+    store: Store, path: str, data: bytes, directory: str = "", prefix: str = "V"
+) -> str | None:
+    """Why ``data`` must not be autosaved: it edits a registration's frozen part, it
+    does not parse, or it is an entry only a transition brings into being
+    (invariants 1, 5 and 6 of ``git ledger verify``)."""
+    from ledger.core.errors import LedgerError as _Error
+    from ledger.core.history import frozen_part
+    from ledger.core.model.documents import decode_text
+    from ledger.core.state import classify, parse_entry
+
+    committed = store.snapshot().read(path)
+    rel = path[len(directory) + 1 :] if directory and path.startswith(directory + "/") else path
+    kind = classify(rel, prefix) if directory else None
+    if kind is not None:
+        try:
+            parse_entry(kind, data, path)
+        except _Error as exc:
+            return f"{exc.message}; doctor never autosaves an entry that does not parse: fix it"
+        if committed is None and kind in ("version", "matrix", "result"):
+            return (
+                f"{path} is a new {kind}, which only its transition writes; doctor never "
+                "autosaves it: use git ledger register/record (or remove it)"
+            )
+    if committed is None or not path.endswith(".md"):
+        return None
+    try:
+        old = frozen_part(decode_text(committed, path), path)
+    except _Error:
+        return None
+    try:
+        changed = frozen_part(decode_text(data, path), path) != old
+    except _Error:
+        changed = True
+    if not changed:
+        return None
+    return (
+        f"{path} edits the frozen part of a registration (front matter or Hypothesis); "
+        f"doctor never autosaves it: restore the committed text with 'git restore {path}'"
+    )

@@ -239,8 +239,11 @@ def input_schema(spec: ToolSpec, command: click.Command) -> dict[str, Any]:
 
 
 def description(spec: ToolSpec, command: click.Command) -> str:
-    text = (command.help or "").strip().split("\n\n")[0].replace("\n", " ")
-    return f"{text} {spec.note}".strip()
+    text = " ".join((command.help or "").strip().split("\n\n")[0].split())
+    needs = spec.declared.requires
+    # What refuses it besides its own rules: the agent clears it with `next`'s first step.
+    held = f" Refused unless {', '.join(needs)} (next names what clears it)." if needs else ""
+    return " ".join(part for part in (text, spec.note, held.strip()) if part)
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {

@@ -16,7 +16,7 @@ An open version is judged from its :class:`~ledger.presets.versions.reading.Read
 What a tree cannot say (a reflection written but not yet committed, whether the
 code of a version was committed, a matrix's cells on their branches, an id taken on
 another branch) is added by :mod:`ledger.presets.versions.fresh` on every call, after
-the machine problems :mod:`ledger.cli.machine` puts first.
+the machine problems :mod:`ledger.core.machine` puts first.
 """
 
 from __future__ import annotations

@@ -248,6 +248,8 @@ class RegisterOptions:
     force: str | None = None
     as_json: bool = False
     ships: str | None = None  # queued observability deltas it ships (see backlog.py)
+    # The machine preconditions the verb declares (its declaration's ``requires``).
+    requires: tuple[str, ...] = ()
 
 
 def run(cwd: Path, options: RegisterOptions) -> int:
@@ -288,7 +290,7 @@ def run(cwd: Path, options: RegisterOptions) -> int:
         raise BadInput("--force needs a reason")
     if force is not None and ("\n" in force.strip() or "\r" in force):
         raise BadInput("--force must be one line (it becomes a commit trailer)")
-    _require_clean_ledger_dir(ctx)
+    _require_clean_ledger_dir(ctx, options.requires)
     reserved = reserved_ids(ctx.store, ctx.config, ctx.config_file)
     from ledger.presets.versions.reverts import reverted_versions
 
@@ -397,28 +399,26 @@ def run(cwd: Path, options: RegisterOptions) -> int:
     return 0
 
 
-def _require_clean_ledger_dir(ctx: Context) -> None:
-    """A registration must not sit on top of ledger entries nobody committed: the rule
-    status and next show as a machine problem (:mod:`ledger.core.workspace`)."""
+def _require_clean_ledger_dir(ctx: Context, requires: tuple[str, ...]) -> None:
+    """A registration must not sit on top of ledger entries nobody committed: the
+    precondition ``entries-committed`` it declares, checked as ``next`` checks it
+    (:func:`ledger.core.machine.require`). An entry that is not a plain file is bad
+    input, said first."""
+    from ledger.core import machine
     from ledger.core.loops import preset_for
     from ledger.core.workspace import of_loop
 
     workdir = ctx.store.require_workdir()
     left = of_loop(workdir, ctx.dir, preset_for(ctx.config))
-    paths = [path for _, path in left.entries]
-    for path in paths:
+    for _, path in left.entries:
         full = workdir / path
         if full.is_symlink() or (full.exists() and not full.is_file()):
             raise BadInput(
                 f"{path} is not a regular file in the working tree",
                 "move it away; ledger entries are plain files",
             )
-    if paths:
-        shown = ", ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")
-        raise Refused(
-            f"the ledger directory has uncommitted or untracked entries: {shown}",
-            "commit them, or run 'git ledger doctor --fix'",
-        )
+    if left.entries:
+        machine.require(requires, ctx.store, ctx.dir, ctx.config.ledger.preset)
 
 
 def _sync_after_register(ctx: Context) -> None:

@@ -13,11 +13,19 @@ from typing import Any
 
 import click
 
-from ledger.core.clikit import Ctx, KeepsArgs, args_without, declare, json_option, pass_ctx
+from ledger.core.clikit import (
+    Ctx,
+    KeepsArgs,
+    args_without,
+    declare,
+    json_option,
+    pass_ctx,
+    requires,
+)
 from ledger.presets.versions.matrixverbs import matrix
 
 
-@declare("write", loop="versions")
+@declare("write", loop="versions", requires=("entries-committed",))
 @click.command()
 @click.argument("step_id", required=False)
 @click.option("--bet", required=True, help="The one bet, in one sentence.")
@@ -50,7 +58,7 @@ def register(ctx: click.Context, /, **options: Any) -> int:
     from ledger.presets.versions import register as command
 
     # Each option is named once, above; RegisterOptions gives them their types.
-    return command.run(ctx.obj.cwd, command.RegisterOptions(**options))
+    return command.run(ctx.obj.cwd, command.RegisterOptions(**options, requires=requires(ctx)))
 
 
 def _home(cwd: Path, step_id: str) -> Path:

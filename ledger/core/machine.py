@@ -23,11 +23,17 @@ may be autosaved) runs only when something is found, so that ``next`` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from ledger.core import gitcli, runfiles
 from ledger.core.actions import proposal
+from ledger.core.errors import Refused
+
+TYPE_CHECKING = False  # not typing's: this module is on a warm status's path
+if TYPE_CHECKING:
+    from ledger.core.store import Store
 
 JOURNAL = "ledger-pending.json"  # ledger.core.store.JOURNAL, without importing pygit2
 FIX = "git ledger doctor --fix"
@@ -44,43 +50,84 @@ class Problem(NamedTuple):
         return {"kind": self.kind, "message": self.message, "fix": self.action["command"]}
 
 
+class Situation(NamedTuple):
+    """Where the machine problems are looked for: the repository at ``cwd`` (its work tree
+    ``top``, git dir and common git dir) and ``status --json``'s data (``runs`` and
+    ``history`` read fresh; the loop's uncommitted drafts are added to it as ``drafts``)."""
+
+    cwd: Path
+    top: Path
+    gitdir: Path
+    common: Path
+    data: dict[str, Any]
+
+
 def problems(
     cwd: Path, top: Path, gitdir: Path, common: Path, data: dict[str, Any]
 ) -> list[Problem]:
-    """The machine problems of the repository at ``cwd`` (its work tree ``top``, git dir
-    and common git dir), the first to clear first. ``data`` is ``status --json``'s (its
-    ``runs`` and ``history`` read fresh); the loop's uncommitted drafts are added to it
-    (``drafts``) for the loop's own fresh step."""
-    # A lock comes first: every repair below would wait on it or fail.
-    out: list[Problem] = _locks(cwd, gitdir, common, data.get("branch"))
-    if (gitdir / JOURNAL).is_file():
-        out.append(
-            Problem(
-                "interrupted-transition",
-                "a transition was interrupted after its commit: the index and work tree do "
-                "not show it yet (git status shows it undone)",
-                proposal(
-                    "doctor-fix",
-                    FIX,
-                    "a transition was interrupted: doctor --fix brings the index and work "
-                    "tree up to its commit before anything else is done",
-                ),
-            )
+    """The machine problems of the repository, the first to clear first: every
+    precondition's (:data:`PRECONDITIONS`), in its order."""
+    where = Situation(cwd, top, gitdir, common, data)
+    return _left_by_fix([p for check in PRECONDITIONS.values() for p in check(where)])
+
+
+def require(names: tuple[str, ...], store: Store, directory: str, preset: str) -> None:
+    """Refuse (exit 1) a verb whose declared preconditions (``names``) do not hold in the
+    repository of ``store``, naming the first that fails and the action that clears it:
+    the check, and the action, that ``next`` puts before any step of the loop."""
+    if not names:
+        return
+    top = store.require_workdir()
+    data: dict[str, Any] = {"dir": directory, "preset": preset, "branch": None}
+    where = Situation(top, top, store.git_dir, store.common_dir, data)
+    for name in names:
+        found = PRECONDITIONS[name](where)
+        if found:
+            action = found[0].action
+            fix = str(action["command"])
+            if action.get("decide"):
+                fix = f"a person decides {action['decide']}, then: {fix}"
+            raise Refused(f"[{name}] {found[0].message}", fix, rule=name)
+
+
+def _interrupted(where: Situation) -> list[Problem]:
+    if not (where.gitdir / JOURNAL).is_file():
+        return []
+    return [
+        Problem(
+            "interrupted-transition",
+            "a transition was interrupted after its commit: the index and work tree do "
+            "not show it yet (git status shows it undone)",
+            proposal(
+                "doctor-fix",
+                FIX,
+                "a transition was interrupted: doctor --fix brings the index and work "
+                "tree up to its commit before anything else is done",
+            ),
         )
-    running = data["runs"]["running"]
-    if running:
-        labels = ", ".join(str(r["label"]) for r in running)
-        out.append(
-            Problem(
-                "running",
-                f"runs are still running: {labels}",
-                proposal("wait", "git ledger wait", f"runs are still running: {labels}"),
-            )
+    ]
+
+
+def _running(where: Situation) -> list[Problem]:
+    running = where.data["runs"]["running"]
+    if not running:
+        return []
+    labels = ", ".join(str(r["label"]) for r in running)
+    return [
+        Problem(
+            "running",
+            f"runs are still running: {labels}",
+            proposal("wait", "git ledger wait", f"runs are still running: {labels}"),
         )
-    # A killed run's finished seeds before leftovers: recording them is a transition of
-    # its own that leftovers do not block, while doctor --fix, which autosaves the
-    # leftovers, leaves them to this step and exits 1 while they stand.
-    for record in runfiles.unrecorded(common / "ledger" / "runs"):
+    ]
+
+
+def _unrecorded(where: Situation) -> list[Problem]:
+    """A killed run's finished seeds before leftovers: recording them is a transition of
+    its own that leftovers do not block, while doctor --fix, which autosaves the
+    leftovers, leaves them to this step and exits 1 while they stand."""
+    out = []
+    for record in runfiles.unrecorded(where.common / "ledger" / "runs"):
         step = str(record.get("step"))
         line = runfiles.unrecorded_problem(record) or ""
         out.append(
@@ -96,12 +143,13 @@ def problems(
                 ),
             )
         )
-    out += _entries(cwd, top, data)
-    if not data.get("problems"):
-        # An entry that does not parse comes first: the loop's own step names it
-        # (fix-entry), and verify reads the entry as fixed.
-        out += _history(cwd, data)
-    return _left_by_fix(out)
+    return out
+
+
+def _committed_history(where: Situation) -> list[Problem]:
+    # An entry that does not parse comes first: the loop's own step names it
+    # (fix-entry), and verify reads the entry as fixed.
+    return [] if where.data.get("problems") else _history(where.cwd, where.data)
 
 
 def _left_by_fix(out: list[Problem]) -> list[Problem]:
@@ -123,7 +171,7 @@ def _left_by_fix(out: list[Problem]) -> list[Problem]:
     return [Problem(out[0].kind, out[0].message, action), *out[1:]]
 
 
-def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Problem]:
+def _locks(where: Situation) -> list[Problem]:
     """A lock file git or a transition would wait on (the index, HEAD, the branch).
 
     Each kind has its own action, and each action succeeds: a stale lock is removed by
@@ -132,13 +180,14 @@ def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Pr
     with no process at work may be a killed git's, or a live writer doctor cannot
     see: only a person can say, so removing it carries ``decide``.
     """
+    cwd, gitdir, common, branch = where.cwd, where.gitdir, where.common, where.data.get("branch")
     candidates = [gitdir / "index.lock", gitdir / "HEAD.lock", common / "packed-refs.lock"]
     if branch:
         candidates.append(common / "refs" / "heads" / f"{branch}.lock")
     if not any(p.exists() for p in candidates):
         return []
-    from ledger.cli.doctor import classify_locks
     from ledger.core.context import load_config, open_store
+    from ledger.core.locks import classify_locks
 
     store = open_store(cwd)
     loaded = load_config(store)
@@ -191,13 +240,14 @@ def _locks(cwd: Path, gitdir: Path, common: Path, branch: str | None) -> list[Pr
     ]
 
 
-def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
+def _entries(where: Situation) -> list[Problem]:
     """Ledger files changed in the work tree and not committed, the loop's drafts aside
     (:func:`ledger.core.workspace.uncommitted`: the rule the pre-push hook and doctor
     apply too). The commit's top level comes from the cache (``top``)."""
     from ledger.core import workspace
     from ledger.core.loops import by_name
 
+    cwd, top, data = where.cwd, where.top, where.data
     cached = data.get("top")
     committed = (
         workspace.Committed(int(cached["files"]), frozenset(cached["dirs"])) if cached else None
@@ -256,8 +306,8 @@ def _entries(cwd: Path, top: Path, data: dict[str, Any]) -> list[Problem]:
 def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str, str] | None:
     """(status code, path, why) of the first entry ``doctor --fix`` would not autosave
     (doctor's own rule); None: it autosaves them all."""
-    from ledger.cli.doctor import _frozen_edit
     from ledger.core.context import load_config, open_store
+    from ledger.core.workspace import frozen_edit
 
     store = open_store(cwd)
     loaded = load_config(store)
@@ -269,7 +319,7 @@ def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str,
         if "D" in code or not full.is_file():
             return code, path, f"{path} was deleted or is not a file; doctor never commits that"
         data = store.worktree_content(path)
-        frozen = _frozen_edit(store, path, data, config.dir, config.ledger.id_prefix)
+        frozen = frozen_edit(store, path, data, config.dir, config.ledger.id_prefix)
         if frozen:
             return code, path, frozen
     return None
@@ -350,3 +400,18 @@ def _drop(cwd: Path, finding: dict[str, Any], data: dict[str, Any], message: str
         decide=f"whether to drop {commit[:10]} and what it changed (git reflog keeps it), "
         f"the commit that broke the rule; else: {finding['fix']}",
     )
+
+
+# The preconditions of the loop's steps, in the order their problems are cleared, each
+# before the ones whose repair it would break (see the module's docstring): a step of the
+# loop holds every one of them, as ``next`` proposes one only when no machine problem
+# stands. A verb declares those it needs besides (``clikit.declare(requires=...)``) and
+# is refused by the same check, naming the action that clears it (:func:`require`).
+PRECONDITIONS: dict[str, Callable[[Situation], list[Problem]]] = {
+    "no-lock": _locks,
+    "transition-complete": _interrupted,
+    "runs-ended": _running,
+    "runs-recorded": _unrecorded,
+    "entries-committed": _entries,
+    "history-verifies": _committed_history,
+}
