@@ -75,6 +75,28 @@ def test_register_is_refused_by_the_check_next_runs_first_and_next_clears_it(
     assert done.returncode == 0, done.stderr
 
 
+def test_matrix_new_is_refused_as_register_is(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = concluded_v1(bare_repo)
+    spec = tmp_path / "cells.toml"
+    spec.write_text(
+        "".join(
+            f'[cells.{n}]\nbet = "Cell {n}"\ngate = "recent"\nfiles = ["src/cache.py"]\n'
+            'falsifier = "recent does not move"\n'
+            for n in "AB"
+        )
+    )
+    repo.write("training_log/notes.md", "a note nobody committed\n")
+    nxt = _next(repo)
+    before = fingerprint(repo.path)
+    refused = sh(repo, f"git ledger matrix new V2 --spec {spec}")
+    assert refused.returncode == 1 and "[entries-committed]" in refused.stderr, refused.stderr
+    assert nxt["command"] in refused.stderr
+    assert fingerprint(repo.path) == before
+    assert sh(repo, nxt["command"]).returncode == 0
+    done = sh(repo, f"git ledger matrix new V2 --spec {spec}")
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_refusal_that_only_a_person_clears_says_so_as_next_does(bare_repo: Repo) -> None:
     repo = concluded_v1(bare_repo)
     entry = repo.path / "training_log/V1.md"

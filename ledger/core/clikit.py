@@ -173,10 +173,11 @@ def declared(command: click.Command) -> Declared | None:
     return found if isinstance(found, Declared) else None
 
 
-def requires(ctx: click.Context) -> tuple[str, ...]:
-    """The machine preconditions the verb being run declared (its body checks them with
-    :func:`ledger.core.machine.require` once its input is read: bad input comes first)."""
-    found = declared(ctx.command)
+def requires(ctx: click.Context | None = None) -> tuple[str, ...]:
+    """The machine preconditions the verb being run (``ctx``'s, default: click's current
+    one) declared; its body checks them with :func:`ledger.core.machine.require` once its
+    input is read (bad input comes first)."""
+    found = declared((ctx or click.get_current_context()).command)
     return found.requires if found else ()
 
 

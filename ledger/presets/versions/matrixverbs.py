@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ledger.core.clikit import Ctx, declare, json_option, pass_ctx
+from ledger.core.clikit import Ctx, declare, json_option, pass_ctx, requires
 
 
 @click.group()
@@ -17,7 +17,7 @@ def matrix() -> None:
     """Several independent bets at once: cells as branches and worktrees, one winner."""
 
 
-@declare("write", loop="versions")
+@declare("write", loop="versions", requires=("entries-committed",))
 @matrix.command("new")
 @click.argument("matrix_id")
 @click.option("--cell", "cells", multiple=True, metavar="NAME:SLUG", help="A cell (repeatable).")
@@ -41,7 +41,7 @@ def matrix_new(
     """Pre-register every cell in one commit, then give each a branch and a worktree."""
     from ledger.presets.versions import matrix as command
 
-    return command.new(obj.cwd, matrix_id, cells, spec, cites, as_json)
+    return command.new(obj.cwd, matrix_id, cells, spec, cites, as_json, requires())
 
 
 @declare("read", loop="versions")

@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ledger.core import gitcli, output
+from ledger.core import gitcli, machine, output
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import Document
@@ -66,8 +66,16 @@ def _read_spec(spec: Path | None, cells: tuple[str, ...]) -> dict[str, dict[str,
 
 
 def new(
-    cwd: Path, mid: str, cells: tuple[str, ...], spec: Path | None, cites: str | None, as_json: bool
+    cwd: Path,
+    mid: str,
+    cells: tuple[str, ...],
+    spec: Path | None,
+    cites: str | None,
+    as_json: bool,
+    requires: tuple[str, ...] = (),
 ) -> int:
+    """``matrix new``: every cell registered in one commit, then a branch and a worktree
+    each. ``requires``: the machine preconditions the verb declares (as register's)."""
     ctx = open_context(cwd)
     ctx.require_committed_config()
     prefix = ctx.config.ledger.id_prefix
@@ -114,6 +122,7 @@ def new(
                     f"cells {one.name} and {other.name} both touch {', '.join(shared)}: their "
                     "effects are not independent (matrix cells should have disjoint files)"
                 )
+    machine.require(requires, ctx.store, ctx.dir, ctx.config.ledger.preset)
     rule = rule_text(ctx, len(parsed))
     reserved = reserved_ids(ctx.store, ctx.config, ctx.config_file)
 
