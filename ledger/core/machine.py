@@ -90,36 +90,33 @@ def require(names: tuple[str, ...], store: Store, directory: str, preset: str) -
             raise Refused(f"[{name}] {found[0].message}", fix, rule=name)
 
 
+def _one(
+    kind: str, message: str, action: str, command: str, reason: str, decide: str | None = None
+) -> list[Problem]:
+    """One machine problem, and the action that clears it as ``next`` proposes it."""
+    return [Problem(kind, message, proposal(action, command, reason, decide=decide))]
+
+
 def _interrupted(where: Situation) -> list[Problem]:
     if not (where.gitdir / JOURNAL).is_file():
         return []
-    return [
-        Problem(
-            "interrupted-transition",
-            "a transition was interrupted after its commit: the index and work tree do "
-            "not show it yet (git status shows it undone)",
-            proposal(
-                "doctor-fix",
-                FIX,
-                "a transition was interrupted: doctor --fix brings the index and work "
-                "tree up to its commit before anything else is done",
-            ),
-        )
-    ]
+    return _one(
+        "interrupted-transition",
+        "a transition was interrupted after its commit: the index and work tree do not "
+        "show it yet (git status shows it undone)",
+        "doctor-fix",
+        FIX,
+        "a transition was interrupted: doctor --fix brings the index and work tree up to "
+        "its commit before anything else is done",
+    )
 
 
 def _running(where: Situation) -> list[Problem]:
     running = where.data["runs"]["running"]
     if not running:
         return []
-    labels = ", ".join(str(r["label"]) for r in running)
-    return [
-        Problem(
-            "running",
-            f"runs are still running: {labels}",
-            proposal("wait", "git ledger wait", f"runs are still running: {labels}"),
-        )
-    ]
+    line = f"runs are still running: {', '.join(str(r['label']) for r in running)}"
+    return _one("running", line, "wait", "git ledger wait", line)
 
 
 def _unrecorded(where: Situation) -> list[Problem]:
@@ -195,49 +192,26 @@ def _locks(where: Situation) -> list[Problem]:
     stale = [lock for lock in locks if lock.stale]
     if stale:
         line = f"stale lock {stale[0].path} ({stale[0].age_min:.0f} min old, no git process)"
-        return [
-            Problem(
-                "stale-lock",
-                line,
-                proposal(
-                    "doctor-fix",
-                    FIX,
-                    f"{line}: every transition would wait on it; doctor --fix removes it",
-                ),
-            )
-        ]
+        reason = f"{line}: every transition would wait on it; doctor --fix removes it"
+        return _one("stale-lock", line, "doctor-fix", FIX, reason)
     busy = [lock for lock in locks if lock.busy]
     if busy:
         held = f"lock {busy[0].path} is held: {busy[0].busy[0]}"
-        return [
-            Problem(
-                "lock",
-                held,
-                proposal(
-                    "wait-for-lock",
-                    "git ledger doctor --wait-for-locks",
-                    f"{held}; every transition and repair would wait on it: wait until it "
-                    "is released, then ask git ledger next again",
-                ),
-            )
-        ]
+        reason = (
+            f"{held}; every transition and repair would wait on it: wait until it is "
+            "released, then ask git ledger next again"
+        )
+        return _one("lock", held, "wait-for-lock", "git ledger doctor --wait-for-locks", reason)
     if not locks:
         return []  # released while it was looked at
     lock = locks[0]
     held = f"lock {lock.path} is {lock.recent}, and no process at work holds it"
-    return [
-        Problem(
-            "lock",
-            held,
-            proposal(
-                "remove-lock",
-                f"rm -f -- {lock.path}",
-                f"{held}: a git that was killed leaves it; doctor --fix removes it once it "
-                "is stale, or a person removes it now",
-                decide=f"whether the git that wrote {lock.path.name} has ended",
-            ),
-        )
-    ]
+    reason = (
+        f"{held}: a git that was killed leaves it; doctor --fix removes it once it is "
+        "stale, or a person removes it now"
+    )
+    decide = f"whether the git that wrote {lock.path.name} has ended"
+    return _one("lock", held, "remove-lock", f"rm -f -- {lock.path}", reason, decide=decide)
 
 
 def _entries(where: Situation) -> list[Problem]:
@@ -261,46 +235,28 @@ def _entries(where: Situation) -> list[Problem]:
     message = found.line()
     kept = _not_autosaved(cwd, entries)
     if kept is None:
-        return [
-            Problem(
-                "uncommitted-entries",
-                message,
-                proposal(
-                    "doctor-fix",
-                    FIX,
-                    f"{message}: registration and pushes are refused while they stand; "
-                    "doctor --fix commits them as they are (an autosave)",
-                ),
-            )
-        ]
-    code, path, reason = kept
-    if "D" in code:  # what the work tree lost is in the commit: restoring it loses nothing
-        return [
-            Problem(
-                "uncommitted-entries",
-                f"{message}; {reason}",
-                proposal(
-                    "restore-entry",
-                    f"git restore --staged --worktree -- {path}",
-                    f"{reason}: restore it from the commit (a ledger entry is never deleted)",
-                ),
-            )
-        ]
-    tracked = "?" not in code
-    command = f"git restore --staged --worktree -- {path}" if tracked else f"rm -- {path}"
-    return [
-        Problem(
-            "uncommitted-entries",
-            f"{message}; {reason}",
-            proposal(
-                "restore-entry",
-                command,
-                f"{reason}: only a person can say whether that work is to be kept elsewhere "
-                "before the committed state is restored",
-                decide=f"whether to discard the uncommitted change to {path}",
-            ),
+        reason = (
+            f"{message}: registration and pushes are refused while they stand; doctor --fix "
+            "commits them as they are (an autosave)"
         )
-    ]
+        return _one("uncommitted-entries", message, "doctor-fix", FIX, reason)
+    code, path, why = kept
+    restore = f"git restore --staged --worktree -- {path}"
+    if "D" in code:  # what the work tree lost is in the commit: restoring it loses nothing
+        reason = f"{why}: restore it from the commit (a ledger entry is never deleted)"
+        return _one("uncommitted-entries", f"{message}; {why}", "restore-entry", restore, reason)
+    reason = (
+        f"{why}: only a person can say whether that work is to be kept elsewhere before the "
+        "committed state is restored"
+    )
+    return _one(
+        "uncommitted-entries",
+        f"{message}; {why}",
+        "restore-entry",
+        restore if "?" not in code else f"rm -- {path}",  # untracked: nothing to restore
+        reason,
+        decide=f"whether to discard the uncommitted change to {path}",
+    )
 
 
 def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str, str] | None:
