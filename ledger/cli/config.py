@@ -20,8 +20,8 @@ from ledger.core import output
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.config import parse_config
+from ledger.core.model.ids import one_line
 from ledger.core.store import Snapshot, Transition
-from ledger.presets.versions.void import one_line
 
 
 def parse_value(text: str) -> tuple[Any, str]:

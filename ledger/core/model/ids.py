@@ -19,6 +19,19 @@ from ledger.core.repobase import split_version
 _SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
+def one_line(value: str | None, option: str) -> str:
+    """A value that goes into a subject or a trailer: present and one line."""
+    text = (value or "").strip()
+    if not text:
+        raise BadInput(f"{option} is empty", f"say why: {option} TEXT")
+    if "\n" in text or "\r" in text:
+        raise BadInput(
+            f"{option} must be one line (it goes into the commit's subject or trailers)",
+            "put longer text in the entry file",
+        )
+    return text
+
+
 def check_safe(value: str, what: str = "id") -> str:
     """Refuse anything that could escape a directory or confuse git."""
     if not _SAFE.match(value) or ".." in value or value.endswith(".lock") or value.endswith("."):

@@ -15,23 +15,10 @@ from ledger.core import output
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import decode_text, parse_document
-from ledger.core.model.ids import parse_version
+from ledger.core.model.ids import one_line, parse_version
 from ledger.core.state import Version
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.versions.views import readme_update
-
-
-def one_line(value: str | None, option: str) -> str:
-    """A value that goes into a subject or a trailer: present and one line."""
-    text = (value or "").strip()
-    if not text:
-        raise BadInput(f"{option} is empty", f"say why: {option} TEXT")
-    if "\n" in text or "\r" in text:
-        raise BadInput(
-            f"{option} must be one line (it goes into the commit's subject or trailers)",
-            "put longer text in the entry file",
-        )
-    return text
 
 
 def refuse_rewriting_the_past(ctx: Context, vid: str, tip: str | None, verdict: str) -> None:
