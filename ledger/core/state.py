@@ -127,8 +127,15 @@ class Result:
         return "command" in (provenance.get("conditions") or {}), provenance.get("code_commit")
 
     @property
+    def conditions(self) -> dict[str, str]:
+        """The run conditions it was measured under (``provenance.conditions``)."""
+        found: dict[str, str] = self._raw["provenance"].get("conditions") or {}
+        return found
+
+    @property
     def key(self) -> str:
-        return self.data.window if self.data.window is not None else str(self.data.seed)
+        window = self._raw.get("window")
+        return str(window) if window is not None else str(self._raw.get("seed"))
 
     def __repr__(self) -> str:
         return f"Result({self.path!r})"

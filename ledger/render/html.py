@@ -60,17 +60,13 @@ def render(data: dict[str, Any], gates: dict[str, tuple[str, str]]) -> str:
                 _e(v["gate"]),
                 f'<span class="{_e(v["verdict"])}">{_e(v["verdict"])}</span>'
                 + (' <span class="override">override</span>' if v["override"] else "")
-                + (
-                    f' <span class="override">{_e(flag_note(v).strip())}</span>'
-                    if flag_note(v)
-                    else ""
-                ),
+                + (f' <span class="override">{_e(note.strip())}</span>' if note else ""),
                 _e(v["n"] if v["n"] is not None else "—"),
                 _e(signed(v["delta"])),
                 _e(fmt(v["threshold"])),
                 _e(v["outcome"] or "—"),
             ]
-            for v in versions
+            for v, note in ((v, flag_note(v)) for v in versions)
         ]
         sections.append(
             '<section id="versions"><h2>Versions</h2>'

@@ -13,9 +13,37 @@ def _e(value: object) -> str:
     return html.escape("" if value is None else str(value))
 
 
+# Cell and row separators for escaping a table's text at once: control characters
+# html.escape leaves alone, and that no cell of a ledger holds (else: cell by cell).
+_CELL, _ROW = "\x1f", "\x1e"
+
+
+def _cells(rows: list[list[str]]) -> str:
+    """Every row as ``<tr><td>...</td></tr>``, each cell escaped.
+
+    html.escape maps each character on its own, so escaping the cells joined by
+    separators it leaves alone is escaping each cell: one call for the table's
+    text instead of one per cell (the every-metric table has 16,000 cells at
+    1,000 versions, and the calls were most of its cost)."""
+    try:
+        text = _ROW.join(_CELL.join(row) for row in rows)
+    except TypeError:  # a cell that is not text yet
+        text = ""
+    separators = sum(len(row) - 1 for row in rows)
+    if (
+        not text
+        or not all(rows)
+        or text.count(_CELL) != separators
+        or text.count(_ROW) != len(rows) - 1
+    ):
+        return "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    text = html.escape(text).replace(_CELL, "</td><td>").replace(_ROW, "</td></tr><tr><td>")
+    return "<tr><td>" + text + "</td></tr>"
+
+
 def _table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    body = _cells(rows)
     attr = f' class="{cls}"' if cls else ""
     return f"<table{attr}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

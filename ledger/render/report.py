@@ -63,9 +63,13 @@ def _fork(ctx: Context) -> tuple[str, str, str] | None:
 
     if ctx.store.workdir is None:
         return None
-    fork = fork_point(ctx.store.workdir)
+    # The checked-out branch asked once (fork_point asked git for it again): a detached
+    # HEAD has no fork, and a report spawns one git fewer.
     branch = current_branch(ctx.store.workdir)
-    return (branch, *fork) if fork is not None and branch is not None else None
+    if branch is None:
+        return None
+    fork = fork_point(ctx.store.workdir, branch)
+    return (branch, *fork) if fork is not None else None
 
 
 def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str, Any]:

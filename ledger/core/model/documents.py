@@ -141,18 +141,32 @@ MAX_DEPTH = 64
 
 
 def nesting_depth(value: Any) -> int:
-    """The nesting depth of parsed data, walked without recursion."""
+    """The nesting depth of parsed data, walked without recursion.
+
+    Only containers are pushed (a scalar is depth 0 where it stands): the walk
+    runs on every entry verify and a cold status read, and most of an entry's
+    values are scalars."""
+    if not isinstance(value, dict | list):
+        return 0
     deepest = 0
     todo: list[tuple[Any, int]] = [(value, 1)]
     while todo:
         item, depth = todo.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth)
-            if depth > MAX_DEPTH:
-                break
-            children = item.values() if isinstance(item, dict) else item
-            todo.extend((child, depth + 1) for child in children)
+        if depth > deepest:
+            deepest = depth
+        if depth > MAX_DEPTH:
+            break
+        inner = depth + 1
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):
+                todo.append((child, inner))
     return deepest
+
+
+def _bracketed(text: str) -> int:
+    """How many flow brackets ([ and {) open in ``text``: a bound on how deep they nest
+    (and, for JSON, on how deep its data nests), counted in C before any walk in Python."""
+    return text.count("[") + text.count("{")
 
 
 def _flow_depth(text: str) -> int:
@@ -185,7 +199,7 @@ def _too_deep(where: str) -> BadInput:
 
 def load_yaml(text: str, where: str, first_line: int = 1) -> Any:
     """YAML ``text`` that starts on line ``first_line`` of the file ``where``."""
-    if ("[" in text or "{" in text) and _flow_depth(text) > MAX_DEPTH:
+    if _bracketed(text) > MAX_DEPTH and _flow_depth(text) > MAX_DEPTH:
         raise _too_deep(where)
     try:
         value = _load_yaml(text, where, first_line)
@@ -322,7 +336,9 @@ def load_json(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> Any:
     except (ValueError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else "nested too deeply"
         raise BadInput(f"{where}: invalid JSON: {reason}") from None
-    if nesting_depth(value) > MAX_DEPTH:
+    # Each array or object of the data opens with its own bracket in the text: with no
+    # more brackets than MAX_DEPTH (strings only add to the count), none nests deeper.
+    if _bracketed(text) > MAX_DEPTH and nesting_depth(value) > MAX_DEPTH:
         raise _too_deep(where)
     return value
 

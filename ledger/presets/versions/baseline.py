@@ -32,8 +32,8 @@ def _per_key(results: list[Result], metric: str) -> dict[str, float]:
     they measure the evaluation's own noise, not another draw of the seed."""
     groups: dict[str, list[float]] = {}
     for r in results:
-        if metric in r.data.metrics:
-            groups.setdefault(r.key, []).append(r.data.metrics[metric])
+        if metric in r.metrics:
+            groups.setdefault(r.key, []).append(r.metrics[metric])
     return {k: sum(v) / len(v) for k, v in groups.items()}
 
 

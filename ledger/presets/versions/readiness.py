@@ -218,7 +218,7 @@ def flags(
             continue
         by_gate.setdefault(r.gate, []).append(r)
     for rows in by_gate.values():
-        seen = [tuple(sorted(r.data.provenance.conditions.items())) for r in rows]
+        seen = [tuple(sorted(r.conditions.items())) for r in rows]
         usual = max(sorted(set(seen)), key=seen.count) if seen else ()
         mixed.update(r.path for r, c in zip(rows, seen, strict=True) if c != usual)
     return Flags(dirty, tuple(before), tuple(sorted(mixed)))
