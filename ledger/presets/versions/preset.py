@@ -79,38 +79,16 @@ class VersionsPreset(Preset):
         """The loop's part of ``status --json``, its next step included: one reading of
         each open version serves both (:mod:`ledger.presets.versions.reading`)."""
         from ledger.presets.versions import rules
-        from ledger.presets.versions.nextstep import code_commit, next_action
         from ledger.presets.versions.reading import read_open
 
         recent = [v.id for v in state.versions[-10:]]
         readings, flags = read_open(ctx.store, state, recent)
         fired, incomplete = rules.reflection_pending(state)
-        nxt = next_action(state, readings)
-        # A version that builds on another needs its code committed before it is measured;
-        # whether it is, only git's history says (see ledger.presets.versions.fresh).
-        version = state.version(nxt.step) if nxt.step and nxt.action == "measure" else None
-        code_first = (
-            code_commit(state, version).as_dict()
-            if version is not None and version.front.parent and version.front.files
-            else None
-        )
-        # After a refutation `next` offers reverting its code; whether that code is still on
-        # the branch, only git's history says.
-        last = state.versions[-1] if state.versions else None
-        refuted = (
-            last.id
-            if last is not None and last.verdict == "refuted" and not last.front.matrix
-            else None
-        )
         return {
             "triggers": [{"rule": f.rule, "message": f.message} for f in fired],
             "reflection_due": bool(fired),
             "incomplete_reflection": incomplete,
-            "next": nxt.as_dict(),
-            "code_first": code_first,
-            "refuted": refuted,
-            "flagged": _flagged(state, {v: flags[v] for v in recent}),
-            "remeasure": _remeasure(state, readings),
+            **_next_parts(state, readings, {v: flags[v] for v in recent}),
             # Which gates of each open version are still unmeasured (next measures them).
             "unmeasured": _unmeasured(state),
             "unjudged": [
@@ -166,6 +144,56 @@ class VersionsPreset(Preset):
                 f"history before it is pushed ({finding.get('fix')})"
             )
         return out
+
+
+def next_data(ctx: Context, state: LedgerState) -> dict[str, Any]:
+    """What :func:`~ledger.presets.versions.fresh.fresh_next` reads of :meth:`summary`
+    (a verb's ``next:`` line), the same, without what only ``status`` shows.
+
+    With no version open the readings and the recent versions' flags are not read (a
+    walk of the whole history, a fifth of a ``conclude`` at 1,000 steps): the next step
+    is then a registration, a reflection, a matrix or a phase step, none of which reads
+    them (flagged results and their re-measurement correct only a ``conclude``, which
+    needs an open version)."""
+    from ledger.presets.versions.reading import read_open
+
+    if not state.open_versions():
+        return {**_next_parts(state, {}, {}), "brief": _brief(state)}
+    recent = [v.id for v in state.versions[-10:]]
+    readings, flags = read_open(ctx.store, state, recent)
+    return {**_next_parts(state, readings, {v: flags[v] for v in recent}), "brief": _brief(state)}
+
+
+def _next_parts(
+    state: LedgerState, readings: dict[str, Reading], flags: dict[str, Flags]
+) -> dict[str, Any]:
+    """The loop's next step, and what fresh.py corrects it by with what only git says."""
+    from ledger.presets.versions.nextstep import code_commit, next_action
+
+    nxt = next_action(state, readings)
+    # A version that builds on another needs its code committed before it is measured;
+    # whether it is, only git's history says (see ledger.presets.versions.fresh).
+    version = state.version(nxt.step) if nxt.step and nxt.action == "measure" else None
+    code_first = (
+        code_commit(state, version).as_dict()
+        if version is not None and version.front.parent and version.front.files
+        else None
+    )
+    # After a refutation `next` offers reverting its code; whether that code is still on
+    # the branch, only git's history says.
+    last = state.versions[-1] if state.versions else None
+    refuted = (
+        last.id
+        if last is not None and last.verdict == "refuted" and not last.front.matrix
+        else None
+    )
+    return {
+        "next": nxt.as_dict(),
+        "code_first": code_first,
+        "refuted": refuted,
+        "flagged": _flagged(state, flags),
+        "remeasure": _remeasure(state, readings),
+    }
 
 
 def _backlog(ctx: Context, state: LedgerState) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def check_requested(ctx: Context, requested: str) -> None:
 def default_parent(state: LedgerState, skip: frozenset[str] = frozenset()) -> str:
     """The newest version; after a matrix, its winning cell (or, with none, the version the
     matrix was measured against), never merely the last cell concluded. ``skip``: versions
-    whose code is reverted on HEAD (:func:`~ledger.presets.versions.fresh.reverted_versions`),
+    whose code is reverted on HEAD (:func:`~ledger.presets.versions.reverts.reverted_versions`),
     passed over for the newest concluded one before them."""
     if state.versions[-1].id in skip:
         earlier = [
@@ -294,9 +294,7 @@ def run(cwd: Path, options: RegisterOptions) -> int:
     reserved = reserved_ids(ctx.store, ctx.config, ctx.config_file)
     from ledger.presets.versions.reverts import reverted_versions
 
-    skip = (
-        frozenset(reverted_versions(ctx.store.require_workdir())) if parent is None else frozenset()
-    )
+    skip = frozenset(reverted_versions(ctx.store)) if parent is None else frozenset()
     skipped: list[str] = []  # what build() passed over, and the parent it chose
     chosen: list[str | None] = [None]
     ships: list[str] = []
