@@ -13,15 +13,7 @@ from typing import Any
 
 import click
 
-from ledger.core.clikit import (
-    Ctx,
-    KeepsArgs,
-    args_without,
-    declare,
-    json_option,
-    pass_ctx,
-    requires,
-)
+from ledger.core.clikit import Ctx, KeepsArgs, args_without, declare, json_option, pass_ctx
 from ledger.presets.versions.matrixverbs import matrix
 
 
@@ -55,10 +47,13 @@ from ledger.presets.versions.matrixverbs import matrix
 @click.pass_context
 def register(ctx: click.Context, /, **options: Any) -> int:
     """Pre-register a version (the hypothesis, before any code) in one commit."""
+    from ledger.core import clikit
     from ledger.presets.versions import register as command
 
     # Each option is named once, above; RegisterOptions gives them their types.
-    return command.run(ctx.obj.cwd, command.RegisterOptions(**options, requires=requires(ctx)))
+    return command.run(
+        ctx.obj.cwd, command.RegisterOptions(**options, requires=clikit.requires(ctx))
+    )
 
 
 def _home(cwd: Path, step_id: str) -> Path:
