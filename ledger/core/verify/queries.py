@@ -106,10 +106,17 @@ def ingest_config(store: Store, config: Any, config_file: str, vid: str) -> Any:
     from ledger.core.context import load_config
     from ledger.core.errors import LedgerError
 
+    tip = store.resolve(None)
+    if tip is None:
+        return config
     try:
-        reg = verify(store, config, config_file).registrations.get(base_id(vid))
+        # The replay alone (verify's registrations, without its findings and its saved
+        # report): what a record asks of history, paid on every result it records.
+        state, _ = replay(store, config, config_file, tip)
     except LedgerError:
         return config  # no history to read (a shallow clone): today's, as before
+    found = state["v"].get(base_id(vid))
+    reg = found[0] if found is not None and "g" not in found[3] else None
     loaded = load_config(store, store.snapshot(reg)) if reg is not None else None
     if loaded is None:
         return config
