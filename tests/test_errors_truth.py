@@ -38,6 +38,27 @@ def _behind(repo: Repo) -> bool:
     return repo.git("status", "--porcelain") != ""
 
 
+def test_doctor_completes_a_transition_whose_new_file_was_written_whole_before_the_kill(
+    repo: Repo,
+) -> None:
+    """A kill after the ref moved can leave the transition's new entry in the work tree
+    whole but not in the index (an untracked file git's own update would refuse to
+    overwrite): its content is the commit's, so doctor --fix completes the transition
+    (found by issue 25's batches walk)."""
+    result = _cli_with_fault(repo, "during-index", "EIO", *REGISTER)
+    assert result.code == 4, result.err
+    entry = repo.path / "training_log/V1.md"
+    entry.write_bytes(repo.git("show", "HEAD:training_log/V1.md").encode())
+    assert "?? training_log/V1.md" in repo.git("status", "--porcelain")
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    fixed = repo.run("doctor", "--fix")
+    assert fixed.code == 0, fixed.err
+    assert repo.git("status", "--porcelain") == ""
+    assert repo.git("diff-index", "HEAD") == ""
+    assert not (repo.path / ".git/ledger/recovered").exists()
+
+
 @pytest.mark.parametrize("point", ["after-ref", "during-index"])
 def test_a_fault_after_the_ref_moves_says_committed_and_doctor_completes_it(
     repo: Repo, point: str

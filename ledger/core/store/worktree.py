@@ -162,8 +162,8 @@ class Worktree(Repository):
         old = str(data["old"]) if data.get("old") else None
         ref = self.repo.references.get(str(branch))
         if ref is not None and str(ref.target) == new and isinstance(paths, list):
-            self._set_aside_partial(old, str(new), [str(p) for p in paths])
-            self.sync_worktree(old, str(new), [])
+            already = self._set_aside_partial(old, str(new), [str(p) for p in paths])
+            self.sync_worktree(old, str(new), already)
             self._clear_journal()
             return (
                 f"completed the interrupted transition {str(new)[:10]} in the index and work tree"
@@ -171,12 +171,15 @@ class Worktree(Repository):
         self._clear_journal()
         return "dropped an interrupted transition whose commit never reached the branch"
 
-    def _set_aside_partial(self, old: str | None, new: str, paths: list[str]) -> None:
+    def _set_aside_partial(self, old: str | None, new: str, paths: list[str]) -> list[str]:
         """Move aside what an interrupted write left at ``paths`` (neither old nor new).
 
         git writes a work-tree file in place, so a crash or a full disk can leave
         part of one; git would then refuse to update it. Nothing is deleted: it
-        goes to ``.git/ledger/recovered/``.
+        goes to ``.git/ledger/recovered/``. Returns the files that already hold what
+        ``new`` has but are not staged so (written whole before the kill): git would
+        not overwrite them, and their content is safe in ``new`` (``sync_worktree``'s
+        ``already``, as a transition that was not interrupted finds them).
         """
         workdir = self.require_workdir()
         before = (
@@ -185,12 +188,22 @@ class Worktree(Repository):
             else None
         )
         after = self.snapshot(new)
+        staged = gitcli.index_entries(workdir, paths)
+        already = []
         for path in paths:
             expected = (before.blob_id(path) if before else None, after.blob_id(path))
-            if (workdir / path).is_file() and self.worktree_blob(path, expected) not in expected:
+            if not (workdir / path).is_file():
+                continue
+            on_disk = self.worktree_blob(path, expected)
+            if on_disk not in expected:
                 target = self.ledger_state_dir / "recovered" / path
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(workdir / path, target)
+            elif on_disk == expected[1] and on_disk != expected[0]:
+                blob, skip = staged.get(path, (None, False))
+                if blob != on_disk and not skip:
+                    already.append(path)
+        return already
 
     def sync_worktree(self, old: str | None, new: str, already: list[str]) -> None:
         """Bring index and work tree from commit ``old`` to ``new`` (the paths that differ).
