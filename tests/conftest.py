@@ -73,6 +73,19 @@ def figure(record_property: Callable[[str, object], None]) -> Callable[[str], No
     return say
 
 
+# The longest tests (the whole walks, minutes each, tests/test_loop_walk.py) are sent to
+# the workers first: the shorter ones then fill in around them and the workers end
+# together, instead of one worker running a walk alone at the end (longest first).
+LONGEST = (
+    "tests/test_loop_walk.py::test_walk_in_the_whole_world",
+    "tests/test_loop_walk.py::test_walk_through_the_mcp_server",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST))  # stable: else as found
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     figures = [
         str(value)
