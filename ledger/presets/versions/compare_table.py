@@ -247,7 +247,9 @@ def build(
                 )
             params.update(snaps[commit])
         for r in every:  # a results file's own "params" object, when it carried one
-            params.update(_flatten(r.params) if r.params else {})
+            own = r.params
+            if own:
+                params.update(_flatten(own))
         rows.append(
             {
                 "id": version.id,

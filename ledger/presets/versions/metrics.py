@@ -10,7 +10,6 @@ from statistics import fmean
 from typing import Any
 
 from ledger.core.state import LedgerState, Result
-from ledger.presets.versions.baseline import _per_key
 
 
 class Summaries:
@@ -22,6 +21,7 @@ class Summaries:
         self.state = state
         self._results: dict[tuple[str, str], list[Result]] = {}
         self._values: dict[tuple[str, str], dict[str, list[float]]] = {}
+        self._groups: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = {}
         self._keyed: dict[tuple[str, str, str], dict[str, float]] = {}
 
     def results(self, vid: str | None, gate: str) -> list[Result]:
@@ -32,25 +32,36 @@ class Summaries:
             found = self._results[(vid, gate)] = self.state.results_for(vid, gate)
         return found
 
+    def _read(self, vid: str, gate: str) -> None:
+        """One pass over the results: each metric's values, and grouped by seed or window."""
+        every: dict[str, list[float]] = {}
+        groups: dict[str, dict[str, list[float]]] = {}
+        for r in self.results(vid, gate):
+            key = r.key
+            for name, value in r.metrics.items():
+                every.setdefault(name, []).append(value)
+                groups.setdefault(name, {}).setdefault(key, []).append(value)
+        self._values[(vid, gate)], self._groups[(vid, gate)] = every, groups
+
     def values(self, vid: str | None, gate: str, metric: str) -> list[float]:
         """``metric``'s values over the results, in their order (missing ones skipped)."""
         if vid is None:
             return []
-        every = self._values.get((vid, gate))
-        if every is None:
-            every = self._values[(vid, gate)] = {}
-            for r in self.results(vid, gate):
-                for name, value in r.metrics.items():
-                    every.setdefault(name, []).append(value)
-        return every.get(metric, [])
+        if (vid, gate) not in self._values:
+            self._read(vid, gate)
+        return self._values[(vid, gate)].get(metric, [])
 
     def keyed(self, vid: str | None, gate: str, metric: str) -> dict[str, float]:
-        """``metric``'s value per seed or window (replicates averaged)."""
+        """``metric``'s value per seed or window (replicates averaged, as ``_per_key``)."""
         if vid is None:
             return {}
         found = self._keyed.get((vid, gate, metric))
         if found is None:
-            found = self._keyed[(vid, gate, metric)] = _per_key(self.results(vid, gate), metric)
+            if (vid, gate) not in self._groups:
+                self._read(vid, gate)
+            groups = self._groups[(vid, gate)].get(metric, {})
+            found = {k: sum(v) / len(v) for k, v in groups.items()}
+            self._keyed[(vid, gate, metric)] = found
         return found
 
 
