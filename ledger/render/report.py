@@ -18,7 +18,7 @@ from ledger.core.state import LedgerState
 from ledger.presets.versions import rules
 from ledger.presets.versions.baseline import baseline_rows
 from ledger.presets.versions.compare_table import status_of
-from ledger.presets.versions.metrics import metric_rows
+from ledger.presets.versions.metrics import Summaries, metric_rows
 
 WATERMARK = "<!-- git-ledger:report -->"
 
@@ -92,6 +92,9 @@ def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str
     from ledger.presets.versions.readiness import flags_of
 
     flagged = flags_of(ctx.store, state, [v.id for v in in_range])
+    # Each version's results and values, read once for the every-metric table, the
+    # compare table and the series.
+    summaries = Summaries(state)
     versions = []
     for v in in_range:
         c = v.front.conclusion
@@ -113,7 +116,11 @@ def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str
                 "outcome": target.outcome if target else None,
                 "baseline_version": target.baseline_version if target else None,
                 "metrics": metric_rows(
-                    state, v.id, v.front.gate, target.baseline_version if target else None
+                    state,
+                    v.id,
+                    v.front.gate,
+                    target.baseline_version if target else None,
+                    summaries,
                 ),
                 "dirty": len(flagged[v.id].dirty),
                 "before_code": len(flagged[v.id].before_code),
@@ -162,8 +169,8 @@ def gather(ctx: Context, since: str | None, everything: bool = True) -> dict[str
             }
             for _, m in state.matrices
         ],
-        "series": _series(state),
-        "compare": _compare(ctx, state, {v.id for v in in_range}),
+        "series": _series(state, summaries),
+        "compare": _compare(ctx, state, {v.id for v in in_range}, summaries),
         "history": _history(ctx),
     }
     from ledger.core.loops import preset_for
@@ -181,13 +188,15 @@ def _body(ctx: Context, state: LedgerState, path: str) -> str:
     return text.strip()
 
 
-def _compare(ctx: Context, state: LedgerState, ids: set[str]) -> dict[str, Any] | None:
+def _compare(
+    ctx: Context, state: LedgerState, ids: set[str], summaries: Summaries | None = None
+) -> dict[str, Any] | None:
     """The versions in range side by side (``git ledger compare``'s table)."""
     from ledger.presets.versions.compare_table import Filters, build
 
     if not ids or not ctx.config.gates:
         return None
-    return build(ctx, state, Filters(), only=ids)
+    return build(ctx, state, Filters(), only=ids, summaries=summaries)
 
 
 def _history(ctx: Context) -> list[dict[str, str]]:
@@ -216,20 +225,27 @@ def _before(state: LedgerState, limit: VersionId | None) -> LedgerState | None:
     return replace(state, versions=[v for v in state.versions if state.version_key(v.id) < limit])
 
 
-def _series(state: LedgerState) -> dict[str, list[dict[str, Any]]]:
+def _series(
+    state: LedgerState, summaries: Summaries | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Per gate, per concluded or measured version: mean, spread, verdict (for the plots)."""
+    summaries = summaries or Summaries(state)
     return {
-        gate: series(state, gate, cfg.metric) for gate, cfg in sorted(state.config.gates.items())
+        gate: series(state, gate, cfg.metric, summaries)
+        for gate, cfg in sorted(state.config.gates.items())
     }
 
 
-def series(state: LedgerState, gate: str, metric: str) -> list[dict[str, Any]]:
+def series(
+    state: LedgerState, gate: str, metric: str, summaries: Summaries | None = None
+) -> list[dict[str, Any]]:
     """Per measured version of ``gate``: ``metric``'s mean, spread and the version's state."""
     from ledger.core import stats
 
+    summaries = summaries or Summaries(state)
     points = []
     for v in state.versions:
-        values = [r.metrics[metric] for r in state.results_for(v.id, gate) if metric in r.metrics]
+        values = summaries.values(v.id, gate, metric)
         if not values:
             continue
         s = stats.sample(values)

@@ -28,6 +28,7 @@ from ledger.core.markdown import fmt, signed
 from ledger.core.state import LedgerState, Result, Version
 from ledger.core.store import Snapshot, Store
 from ledger.presets.versions.baseline import _per_key
+from ledger.presets.versions.metrics import Summaries
 
 VOID = "void"
 OPEN = "open"
@@ -131,10 +132,13 @@ def metric_cell(
     theirs: list[Result],
     metric: str,
     keyed: tuple[dict[str, float], dict[str, float]] | None = None,
+    values: list[float] | None = None,
 ) -> dict[str, Any]:
     """mean, sd, n, 95% interval of ``metric``; Δ against ``theirs`` and the test behind it.
-    ``keyed``: both sides' values per seed or window, when the caller has them."""
-    values = [r.metrics[metric] for r in mine if metric in r.metrics]
+    ``keyed``: both sides' values per seed or window, ``values``: ``mine``'s values of
+    ``metric``, when the caller has them."""
+    if values is None:
+        values = [r.metrics[metric] for r in mine if metric in r.metrics]
     cell: dict[str, Any] = {"n": len(values), "mean": None, "sd": None, "ci95": None}
     cell.update(delta=None, test=None)
     if not values:
@@ -189,10 +193,15 @@ def _on_branch(ctx: Context, branch: str) -> set[str]:
 
 
 def build(
-    ctx: Context, state: LedgerState, filters: Filters, only: set[str] | None = None
+    ctx: Context,
+    state: LedgerState,
+    filters: Filters,
+    only: set[str] | None = None,
+    summaries: Summaries | None = None,
 ) -> dict[str, Any]:
     """The table as data (what ``--json`` prints and the reports render); ``only``:
-    these versions (a report's range)."""
+    these versions (a report's range); ``summaries``: the results already read, shared
+    with the report's other tables."""
     if filters.verdict is not None and filters.verdict not in STATUSES:
         raise BadInput(f"unknown --verdict {filters.verdict!r}", f"one of {', '.join(STATUSES)}")
     versions = [v for v in state.versions if only is None or v.id in only]
@@ -217,24 +226,15 @@ def build(
         if r.version in every_of:
             every_of[r.version].append(r)
     # A version's values per seed, by metric: its own row needs them, and so does the row
-    # of each version whose parent it is.
-    per_key: dict[tuple[str, str], dict[str, float]] = {}
-
-    def keyed(vid: str | None, results: list[Result], metric: str) -> dict[str, float]:
-        if vid is None:
-            return {}
-        found = per_key.get((vid, metric))
-        if found is None:
-            found = per_key[(vid, metric)] = _per_key(results, metric)
-        return found
-
+    # of each version whose parent it is (read once, in ``summaries``).
+    summaries = summaries or Summaries(state)
     for version in versions:
-        mine = state.results_for(version.id, gate)
+        mine = summaries.results(version.id, gate)
         parent = version.front.parent
         found = state.matrix(version.front.matrix) if version.front.matrix else None
         if parent is None and found is not None:  # a cell: against the matrix's baseline
             parent = found[1].baselines.get(gate)
-        theirs = state.results_for(parent, gate) if parent else []
+        theirs = summaries.results(parent, gate) if parent else []
         every = every_of[version.id]
         commit = code_commit(every)
         params: dict[str, Any] = {}
@@ -247,7 +247,9 @@ def build(
                 )
             params.update(snaps[commit])
         for r in every:  # a results file's own "params" object, when it carried one
-            params.update(_flatten(r.params) if r.params else {})
+            own = r.params
+            if own:
+                params.update(_flatten(own))
         rows.append(
             {
                 "id": version.id,
@@ -259,7 +261,11 @@ def build(
                 "params": params,
                 "metrics": {
                     m: metric_cell(
-                        mine, theirs, m, (keyed(version.id, mine, m), keyed(parent, theirs, m))
+                        mine,
+                        theirs,
+                        m,
+                        (summaries.keyed(version.id, gate, m), summaries.keyed(parent, gate, m)),
+                        summaries.values(version.id, gate, m),
                     )
                     for m in metrics
                 },
