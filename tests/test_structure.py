@@ -2,7 +2,9 @@
 
 - import-linter (``.importlinter``): the command line above the MCP server above
   the hooks and the renderers, above the presets, above the core; the presets
-  independent of each other; no import cycle anywhere in the package. A planted
+  independent of each other; no import cycle anywhere in the package; the
+  interfaces reach a loop through the ``Preset`` interface (the exceptions are
+  listed in the contract). A planted
   violation shows each contract can fail.
 - At most 15 modules at the package's top level.
 - No module over 500 lines, except the ones named in ``OVERSIZE``, each held to
@@ -49,7 +51,7 @@ def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_import_contracts_hold() -> None:
     proc = _lint_imports(ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 kept, 0 broken" in proc.stdout
+    assert "4 kept, 0 broken" in proc.stdout
 
 
 @pytest.mark.parametrize(
@@ -58,8 +60,9 @@ def test_the_import_contracts_hold() -> None:
         ("core/errors.py", "import ledger.presets.versions.rules", "interfaces above presets"),
         ("presets/campaign/loop.py", "import ledger.presets.batches.loop", "presets independent"),
         ("core/gitcli.py", "import ledger.core.store", "no import cycles"),
+        ("hooks/full.py", "import ledger.presets.versions.rules", "through the preset"),
     ],
-    ids=["layers", "independence", "cycle"],
+    ids=["layers", "independence", "cycle", "through-the-preset"],
 )
 def test_each_import_contract_can_fail(
     tmp_path: Path, module: str, planted: str, contract: str

@@ -13,10 +13,10 @@ from ledger.core.loops import preset_for
 from ledger.core.model.config import CONFIG_FILE, parse_config
 from ledger.core.repobase import DEFAULT_PRESET
 from ledger.core.resources import read_resource, render
-from ledger.core.state import README, TEMPLATE, LedgerState
+from ledger.core.state import LedgerState
 from ledger.core.store import Snapshot, Transition
+from ledger.core.views import readme_update
 from ledger.hooks.mergeviews import attributes_text
-from ledger.presets.versions.views import apply_views, readme_views
 
 
 def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> int:
@@ -55,24 +55,17 @@ def run(cwd: Path, preset: str | None, directory: str | None, as_json: bool) -> 
         # ledger.toml without its dir (written by hand first) is adopted.
         if load_config(store, snap) is not None and snap.is_tree(base):
             raise Refused("this repository already has a ledger", "see 'git ledger status'")
-        readme = snap.read(f"{base}/{README}")
-        text = (
-            readme.decode()
-            if readme is not None
-            else read_resource("templates", "ledger-README.md")
-        )
         empty = LedgerState(config=config, commit_id=snap.commit_id)
+        preset = preset_for(config)
         writes: dict[str, bytes | None] = {
             config_name: snap.read(config_name) or config_text.encode(),
-            f"{base}/{README}": apply_views(text, readme_views(empty)).encode(),
+            **readme_update(snap, empty, preset),
         }
         attributes = snap.read(".gitattributes")
         writes[".gitattributes"] = attributes_text(
             config, attributes.decode() if attributes is not None else ""
         ).encode()
-        writes.update(preset_for(config).init_writes(config, snap))
-        if snap.read(f"{base}/{TEMPLATE}") is None:
-            writes[f"{base}/{TEMPLATE}"] = read_resource("templates", "version.md").encode()
+        writes.update(preset.init_writes(config, snap))
         return Transition(
             kind="init",
             step="init",

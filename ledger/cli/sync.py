@@ -22,6 +22,7 @@ from ledger.cli.syncrebase import rebase_if_clean
 from ledger.core import gitcli, output
 from ledger.core.context import Context, open_context
 from ledger.core.errors import BadInput, Refused
+from ledger.core.loops import preset_for
 from ledger.core.model.documents import decode_text, parse_document
 from ledger.core.model.entries import VersionFront
 from ledger.core.model.ids import next_sibling, parse_version
@@ -32,8 +33,8 @@ from ledger.core.state import Version
 from ledger.core.store import Snapshot, Transition
 from ledger.core.verify import REMOTE_WITNESS, WITNESS, create_witness
 from ledger.core.verify import verify as verify_history
+from ledger.core.views import drift, readme_path, readme_update
 from ledger.hooks.mergeviews import configure_driver, regenerate, view_paths
-from ledger.presets.versions.views import drift, readme_path, readme_update, readme_views
 
 
 def _remote_sha(ctx: Context, remote: str, branch: str) -> str | None:
@@ -111,7 +112,7 @@ def rename_collisions(ctx: Context, theirs: str) -> list[str]:
             after = dc_replace(
                 state, versions=sorted(renamed, key=lambda v: state.version_key(v.id))
             )
-            writes.update(readme_update(snap, after))
+            writes.update(readme_update(snap, after, preset_for(ctx.config)))
             return Transition(
                 kind="rename",
                 step=new,
@@ -134,11 +135,12 @@ def verify(ctx: Context) -> list[str]:
     snap = ctx.store.snapshot()
     state = ctx.state(snap)
     found = [f"{p}: {e}" for p, e in state.problems]
-    readme = snap.read(readme_path(state))
+    where = readme_path(ctx.config)
+    readme = snap.read(where)
     found += drift(
         decode_text(readme, "README") if readme is not None else None,
-        readme_views(state),
-        readme_path(state),
+        preset_for(ctx.config).readme_views(state),
+        where,
     )
     workdir = ctx.store.require_workdir()
     for path in view_paths(ctx.config):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ledger.core.context import Context
-    from ledger.core.findings import Finding
+    from ledger.core.findings import Finding, StagedEntries
     from ledger.core.model.config import LedgerConfig
     from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
@@ -53,6 +53,10 @@ class Preset(ABC):
     """One loop. Subclasses live in ``ledger/presets/<name>/preset.py``."""
 
     name: str = ""
+    readme_template: str = "ledger-README.md"
+    """The ledger README that ``init`` writes (a file of ``templates/``)."""
+    readme_blocks: tuple[str, ...] = ()
+    """The README's generated blocks, in order (:meth:`readme_views` fills them)."""
 
     @abstractmethod
     def entry_paths(self, config: LedgerConfig) -> list[str]:
@@ -66,12 +70,18 @@ class Preset(ABC):
         """Generated files besides the README views (merge driver, hooks, sync)."""
         return []
 
+    def readme_views(self, state: LedgerState) -> dict[str, str]:
+        """What each of :attr:`readme_blocks` holds for ``state`` (block name -> Markdown).
+        The verbs write it, the hooks and ``sync`` compare it, the merge driver
+        regenerates it (:mod:`ledger.core.views`)."""
+        return {}
+
     def render_view(self, config: LedgerConfig, snap: Snapshot, path: str) -> bytes | None:
         """The generated content of ``path`` at ``snap`` (None: not one of this loop's views)."""
         return None
 
     def init_writes(self, config: LedgerConfig, snap: Snapshot) -> dict[str, bytes | None]:
-        """What ``init`` writes besides ledger.toml, the README and the template."""
+        """What ``init`` writes besides ledger.toml and the README."""
         return {}
 
     def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
@@ -82,6 +92,18 @@ class Preset(ABC):
         """The numbers of ledger.toml this loop froze at ``snap`` (its checks refuse a
         ledger.toml that breaks one; ``config set`` refuses to change one)."""
         return []
+
+    def entry_findings(self, ctx: Context, staged: StagedEntries) -> list[Finding]:
+        """What the pre-commit hook refuses in a commit of this loop's ledger files,
+        besides what it refuses for every loop (an entry that does not parse, code in
+        the same commit, the README's blocks out of step)."""
+        return []
+
+    def open_step(self, ctx: Context) -> tuple[str | None, list[str], str]:
+        """The step code commits belong to at HEAD, for the hooks' fast path of a loop
+        whose ``code_needs_version``: its id, its planned files and the commit that
+        registered it ('' when not on this branch); (None, [], '') when none is open."""
+        return None, [], ""
 
     def hook_warnings(self, ctx: Context, staged: list[str]) -> list[str]:
         """What the pre-commit hook only warns about."""

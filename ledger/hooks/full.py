@@ -7,55 +7,27 @@ command that fixes it) and returns 1 when any finding refuses.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
 from ledger.core.context import Context, open_context
 from ledger.core.errors import LedgerError
-from ledger.core.findings import Finding
-from ledger.core.history import frozen_part
-from ledger.core.markdown import conclusion_block, gate_table
+from ledger.core.findings import Finding, StagedEntries
+from ledger.core.loops import preset_for
 from ledger.core.model.config import LedgerConfig
-from ledger.core.model.documents import decode_text, get_block, parse_document
-from ledger.core.state import LedgerState, classify
-from ledger.core.store import TRAILER_STEP, TRAILER_TRANSITION, Snapshot, Store
+from ledger.core.model.documents import decode_text
+from ledger.core.store import Store
 from ledger.core.verify import verify
-from ledger.presets.versions.rules import registration_blockers
-from ledger.presets.versions.views import drift, readme_path, readme_views
+from ledger.core.views import DRIFT_FIX, drift, readme_path
 
 ZERO = "0" * 40
 
 
 def open_version_info() -> tuple[str | None, list[str], str]:
-    """The open version at HEAD, its planned files and its registration commit ('' when
-    not found on this branch), for the hooks' cache."""
+    """The step code commits belong to at HEAD, for the hooks' cache
+    (:meth:`ledger.core.loops.Preset.open_step`)."""
     ctx = open_context(Path("."))
-    state = ctx.state()
-    opened = state.open_versions()
-    if opened:
-        vid = opened[0].id
-        return vid, list(opened[0].front.files), _registration(ctx.store, {vid})
-    if not ctx.store.repo.head_is_detached:
-        branch = ctx.store.branch().removeprefix("refs/heads/")
-        for matrix in state.open_matrices():
-            for cell in matrix.cells:
-                if cell.branch == branch:
-                    cid = f"{matrix.id}.{cell.name}"
-                    return cid, list(cell.files), _registration(ctx.store, {cid, matrix.id})
-    return None, [], ""
-
-
-def _registration(store: Store, steps: set[str]) -> str:
-    """The newest commit that registered one of ``steps`` (a version, or a cell's matrix),
-    read lazily back from HEAD: where the version's code commits start."""
-    from ledger.core.history import STARTS
-
-    for info in store.walk_log(None):
-        kind = info.trailer(TRAILER_TRANSITION)
-        if info.trailer(TRAILER_STEP) in steps and (kind in STARTS or kind == "matrix-register"):
-            return info.id
-    return ""
+    return preset_for(ctx.config).open_step(ctx)
 
 
 def run(check: str, staged: list[str], **kwargs: str) -> int:
@@ -82,112 +54,19 @@ def run(check: str, staged: list[str], **kwargs: str) -> int:
     return 1 if findings else 0
 
 
-def version_of(rel: str, prefix: str) -> str | None:
-    """Which version an entry path belongs to (None: not a version's file)."""
-    parts = rel.split("/")
-    kind = classify(rel, prefix)
-    if kind == "version":
-        return parts[0][:-3]
-    if kind == "result":
-        return parts[1]
-    if kind == "reflection":
-        return parts[0][len("REFLECTION_") : -3]
-    if kind == "matrix":
-        return parts[0][: -len("-matrix.md")]
-    return None
-
-
 def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:
     """The preset's own hook checks (its views, frozen files, transition-only entries)."""
-    from ledger.core.loops import preset_for
-
     preset = preset_for(ctx.config)
     for warning in preset.hook_warnings(ctx, staged):
         sys.stderr.write(f"git-ledger pre-commit warning: {warning}\n")
     return preset.hook_findings(ctx, staged)
 
 
-def body_drift(snap: Snapshot, state: LedgerState) -> list[str]:
-    """Generated blocks inside concluded version entries that differ from their data.
-
-    A matrix's cells live in their matrix's file, which has blocks of its own
-    (:func:`matrix_drift`): a cell has no 'gates' or 'conclusion' block to compare.
-    """
-    found = []
-    for version in state.versions:
-        conclusion = version.front.conclusion
-        if conclusion is None or version.front.matrix:
-            continue
-        data = snap.read(version.path)
-        if data is None:
-            continue
-        body = parse_document(decode_text(data, version.path), version.path).body
-        if get_block(body, "gates") != gate_table(conclusion.gates):
-            found.append(f"{version.path}: generated block 'gates' is out of date")
-        if get_block(body, "conclusion") != conclusion_block(conclusion):
-            found.append(f"{version.path}: generated block 'conclusion' is out of date")
-    return found
-
-
-MATRIX_KINDS = ("matrix-register", "matrix-conclude")
-BLOCK_NAME = re.compile(r"<!-- ledger:begin (\S+) -->")
-
-
-def _blocks(data: bytes | None, path: str) -> dict[str, str | None]:
-    text = decode_text(data, path) if data is not None else ""
-    return {name: get_block(text, name) for name in BLOCK_NAME.findall(text)}
-
-
-def matrix_drift(
-    store: Store, index: Snapshot, head: Snapshot, matrices: list[tuple[str, str]]
-) -> list[str]:
-    """Generated blocks of the staged matrix files (``(path, matrix id)``) that differ
-    from what the matrix transitions wrote, one line per file and block.
-
-    A matrix's blocks (its comparison table) are computed from the cells' branches
-    when it is concluded, so they cannot be recomputed here; they are compared with
-    the file as the newest matrix transition wrote it (from HEAD, and from MERGE_HEAD
-    while a merge is being committed). A file this commit does not change is what
-    history has, which is ``verify``'s to judge.
-    """
-    found = []
-    for path, mid in matrices:
-        staged = index.read(path)
-        if staged is None or staged == head.read(path):
-            continue
-        mine = _blocks(staged, path)
-        written = [_blocks(data, path) for data in _transition_copies(store, path, mid)]
-        if not written:
-            continue  # no matrix transition wrote it on this branch: verify's to judge
-        for name in sorted({n for copy in written for n in copy} | set(mine)):
-            if all(copy.get(name) != mine.get(name) for copy in written):
-                found.append(f"{path}: generated block '{name}' is out of date")
-    return found
-
-
-def _transition_copies(store: Store, path: str, mid: str) -> list[bytes]:
-    """``path`` as the newest transition of matrix ``mid`` wrote it, seen from HEAD and,
-    during a merge, from MERGE_HEAD."""
-    tips: list[str | None] = [None]
-    merging = store.git_dir / "MERGE_HEAD"
-    if merging.is_file():
-        tips.append(merging.read_text().split()[0])
-    copies = []
-    for tip in tips:
-        for info in store.walk_log(tip):
-            if info.trailer(TRAILER_STEP) == mid and info.trailer(TRAILER_TRANSITION) in (
-                MATRIX_KINDS
-            ):
-                data = store.snapshot(info.id).read(path)
-                if data is not None:
-                    copies.append(data)
-                break
-    return copies
-
-
 def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
+    """Every loop's checks of a commit (its own first: :func:`preset_findings`), and
+    of a commit of ledger files: no code alongside, entries that parse, the loop's
+    checks of its entries, the README's blocks in step with them."""
     base = ctx.dir
-    prefix = ctx.config.ledger.id_prefix
     ledger_paths = [p for p in staged if p.startswith(base + "/")]
     code_paths = [p for p in staged if not p.startswith(base + "/")]
     found: list[Finding] = preset_findings(ctx, staged)
@@ -205,74 +84,19 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
     index = ctx.store.index_snapshot()
     head = ctx.store.snapshot()
     after = ctx.state(index)
-    before = ctx.state(head)
     for path, error in after.problems:
         if path in ledger_paths:
             found.append(
                 Finding("entry-schema", f"{path}: {error}", f"fix {path}, then git add it")
             )
-    versions = {v for p in ledger_paths if (v := version_of(p[len(base) + 1 :], prefix))}
-    if len(versions) > 1:
-        found.append(
-            Finding(
-                "one-version-per-commit",
-                f"entry files of {', '.join(sorted(versions))} in one commit",
-                "commit each version's files separately",
-            )
-        )
-    for path in ledger_paths:
-        rel = path[len(base) + 1 :]
-        if classify(rel, prefix) != "version":
-            continue
-        old, new = head.read(path), index.read(path)
-        if old is None:
-            continue
-        if new is None:
-            found.append(
-                Finding(
-                    "frozen-registration",
-                    f"{path} is registered and cannot be deleted",
-                    f"git restore --staged {path}",
-                )
-            )
-            continue
-        try:
-            changed = frozen_part(decode_text(old, path), path) != frozen_part(
-                decode_text(new, path), path
-            )
-        except LedgerError:
-            continue  # reported as entry-schema above
-        if changed:
-            found.append(
-                Finding(
-                    "frozen-registration",
-                    f"{path}: the registered part (front matter and Hypothesis) is frozen",
-                    f"git restore --staged --worktree {path}; register a new version instead",
-                )
-            )
-    new_ids = {v.id for v in after.versions} - {v.id for v in before.versions}
-    for vid in sorted(new_ids):
-        version = after.version(vid)
-        cites = version.front.cites if version else None
-        for blocker in registration_blockers(before, cites):
-            found.append(
-                Finding(blocker.rule, f"cannot register {vid}: {blocker.message}", blocker.fix)
-            )
-    readme = index.read(readme_path(after))
-    text = decode_text(readme, readme_path(after)) if readme is not None else None
-    stale = drift(text, readme_views(after), readme_path(after))
-    stale += body_drift(index, after)
-    stale += matrix_drift(
-        ctx.store, index, head, [(path, matrix.id) for path, matrix in after.matrices]
-    )
-    for line in stale:
-        found.append(
-            Finding(
-                "views-drift",
-                line,
-                "regenerate with the git ledger verbs; do not edit generated blocks",
-            )
-        )
+    preset = preset_for(ctx.config)
+    entries = StagedEntries(ledger_paths, head, index, ctx.state(head), after)
+    found += preset.entry_findings(ctx, entries)
+    where = readme_path(ctx.config)
+    readme = index.read(where)
+    text = decode_text(readme, where) if readme is not None else None
+    for line in drift(text, preset.readme_views(after), where):
+        found.append(Finding("views-drift", line, DRIFT_FIX))
     return found
 
 
@@ -297,7 +121,6 @@ def pre_push(ctx: Context, remote: str, stdin: str) -> list[Finding]:
     """No uncommitted ledger files (the rule status shows as a machine problem; the
     loop's drafts are its work in progress, and a push sends commits, not the work
     tree), and ``git ledger verify`` on the commits being pushed."""
-    from ledger.core.loops import preset_for
     from ledger.core.workspace import of_loop
 
     found: list[Finding] = []

@@ -25,18 +25,18 @@ from ledger.core.context import load_config
 from ledger.core.errors import BadInput
 from ledger.core.loops import preset_for
 from ledger.core.model.config import LedgerConfig
-from ledger.core.model.documents import decode_text, get_block, set_block
+from ledger.core.model.documents import decode_text
 from ledger.core.repobase import VIEWS_DRIVER, write_atomic
-from ledger.core.state import README, load_state
+from ledger.core.state import load_state
 from ledger.core.store import Snapshot, Store
-from ledger.presets.versions.views import VIEW_BLOCKS, apply_views, readme_views
+from ledger.core.views import apply_views, blank_views, readme_path
 
 DRIVER = VIEWS_DRIVER
 DRIVER_NAME = "git-ledger generated views"
 
 
 def view_paths(config: LedgerConfig) -> list[str]:
-    return [f"{config.dir}/{README}", *preset_for(config).view_paths(config)]
+    return [readme_path(config), *preset_for(config).view_paths(config)]
 
 
 def attributes_text(config: LedgerConfig, current: str) -> str:
@@ -84,10 +84,9 @@ def driver_state(workdir: Path) -> tuple[DriverState, str]:
 def regenerate(
     config: LedgerConfig, snap: Snapshot, path: str, ours_text: bytes, store: Store
 ) -> bytes:
-    base = config.dir
-    if path == f"{base}/{README}":
-        state = load_state(store, config, snap)
-        return apply_views(decode_text(ours_text, path), readme_views(state)).encode()
+    if path == readme_path(config):
+        views = preset_for(config).readme_views(load_state(store, config, snap))
+        return apply_views(decode_text(ours_text, path), views).encode()
     rendered = preset_for(config).render_view(config, snap, path)
     if rendered is not None:
         return rendered
@@ -111,8 +110,9 @@ def run(ancestor: str, ours_file: str, theirs_file: str, path: str) -> int:
         return 1
     config = loaded[0]
     ours_text = Path(ours_file).read_bytes()
-    if path == f"{config.dir}/{README}":
-        prose = merge_prose(Path(ancestor), Path(ours_file), Path(theirs_file), path)
+    if path == readme_path(config):
+        names = preset_for(config).readme_blocks
+        prose = merge_prose(Path(ancestor), Path(ours_file), Path(theirs_file), path, names)
         if prose is None:
             sys.stderr.write(
                 f"git-ledger merge driver: both sides edited the text around the views in "
@@ -126,7 +126,9 @@ def run(ancestor: str, ours_file: str, theirs_file: str, path: str) -> int:
     return 0
 
 
-def merge_prose(ancestor: Path, ours: Path, theirs: Path, path: str) -> str | None:
+def merge_prose(
+    ancestor: Path, ours: Path, theirs: Path, path: str, names: tuple[str, ...]
+) -> str | None:
     """Merge the hand-written text around the generated blocks; None on a conflict.
 
     The blocks are emptied on all three sides first (they are regenerated from
@@ -135,14 +137,11 @@ def merge_prose(ancestor: Path, ours: Path, theirs: Path, path: str) -> str | No
     """
     import tempfile
 
-    names = list(VIEW_BLOCKS)
     with tempfile.TemporaryDirectory(prefix="ledger-merge-") as tmp:
         blanked = []
         for side, source in (("ours", ours), ("base", ancestor), ("theirs", theirs)):
             text = decode_text(source.read_bytes(), path) if source.exists() else ""
-            for name in names:
-                if get_block(text, name) is not None:
-                    text = set_block(text, name, "")
+            text = blank_views(text, names)
             target = Path(tmp) / side
             write_atomic(target, text, durable=False)
             blanked.append(target)

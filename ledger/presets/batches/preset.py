@@ -55,6 +55,7 @@ def revisable(b: batches.Batches) -> list[dict[str, Any]]:
 
 class BatchesPreset(Preset):
     name = "batches"
+    readme_template = "ledger-README-batches.md"  # no blocks: its views are files
 
     def entry_paths(self, config: LedgerConfig) -> list[str]:
         base = config.dir

@@ -67,6 +67,7 @@ def _less_invasive(ctx: Context, camp: campaign.Campaign, sha: str, bar: dict[st
 
 class CampaignPreset(Preset):
     name = "campaign"
+    readme_template = "ledger-README-campaign.md"  # no blocks: its views are files
 
     def entry_paths(self, config: LedgerConfig) -> list[str]:
         base = config.dir

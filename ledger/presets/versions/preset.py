@@ -14,6 +14,7 @@ from ledger.core.loops import Preset
 
 if TYPE_CHECKING:
     from ledger.core.context import Context
+    from ledger.core.findings import Finding, StagedEntries
     from ledger.core.model.config import LedgerConfig
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
 
 class VersionsPreset(Preset):
     name = "versions"
+    readme_template = "ledger-README.md"
+    readme_blocks = ("index", "baseline")
 
     def entry_paths(self, config: LedgerConfig) -> list[str]:
         base = config.dir
@@ -36,6 +39,30 @@ class VersionsPreset(Preset):
 
     def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
         return []  # listed by ledger.core.state while it parses them
+
+    def readme_views(self, state: LedgerState) -> dict[str, str]:
+        from ledger.presets.versions.views import readme_views
+
+        return readme_views(state)
+
+    def init_writes(self, config: LedgerConfig, snap: Snapshot) -> dict[str, bytes | None]:
+        from ledger.core.resources import read_resource
+        from ledger.core.state import TEMPLATE
+
+        path = f"{config.dir}/{TEMPLATE}"  # what register copies a new version from
+        if snap.read(path) is not None:
+            return {}
+        return {path: read_resource("templates", "version.md").encode()}
+
+    def entry_findings(self, ctx: Context, staged: StagedEntries) -> list[Finding]:
+        from ledger.presets.versions.hookchecks import findings
+
+        return findings(ctx, staged)
+
+    def open_step(self, ctx: Context) -> tuple[str | None, list[str], str]:
+        from ledger.presets.versions.hookchecks import open_step
+
+        return open_step(ctx)
 
     def conclusion_problem(self, model: dict[str, Any]) -> str | None:
         from ledger.core.model.entries import GateStat

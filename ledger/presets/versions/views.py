@@ -1,15 +1,14 @@
-"""Generated views: rebuilt from entries, fenced by markers, checked for drift.
+"""The versions loop's README blocks: its index of versions and its standing baseline.
 
-A view is never edited by hand; ``expected_views`` says what every fenced block
-must contain for a given state, so the CLI writes it, the hooks compare it and
-the merge driver regenerates it after a merge.
+How blocks are fenced, written and compared is :mod:`ledger.core.views`; this
+module says what they hold (:meth:`VersionsPreset.readme_views`).
 """
 
 from __future__ import annotations
 
+from ledger.core import views
 from ledger.core.markdown import fmt
-from ledger.core.model.documents import get_block, set_block
-from ledger.core.state import README, LedgerState
+from ledger.core.state import LedgerState
 from ledger.core.store import Snapshot
 
 TYPE_CHECKING = False
@@ -88,43 +87,13 @@ def render_baseline(state: LedgerState) -> str:
     return "\n".join(lines) + "\n"
 
 
-VIEW_BLOCKS = ("index", "baseline")  # the README's generated blocks, in order
-
-
 def readme_views(state: LedgerState) -> dict[str, str]:
-    renderers = {"index": render_index, "baseline": render_baseline}
-    return {name: renderers[name](state) for name in VIEW_BLOCKS}
-
-
-def apply_views(text: str, views: dict[str, str]) -> str:
-    for name, content in views.items():
-        text = set_block(text, name, content)
-    return text
-
-
-def readme_path(state: LedgerState) -> str:
-    return f"{state.config.dir}/{README}"
-
-
-def drift(text: str | None, views: dict[str, str], where: str) -> list[str]:
-    """Blocks of ``text`` that differ from what the entries generate."""
-    if text is None:
-        return [f"{where} is missing"]
-    found = []
-    for name, content in views.items():
-        if get_block(text, name) != content:
-            found.append(f"{where}: generated block '{name}' is out of date")
-    return found
+    """The README's blocks (:attr:`VersionsPreset.readme_blocks`, in order) for ``state``."""
+    return {"index": render_index(state), "baseline": render_baseline(state)}
 
 
 def readme_update(snap: Snapshot, state: LedgerState) -> dict[str, bytes | None]:
     """The README write that brings its generated blocks in line with ``state``."""
-    from ledger.core.resources import read_resource
+    from ledger.core.loops import preset_for
 
-    path = readme_path(state)
-    current = snap.read(path)
-    text = (
-        current.decode() if current is not None else read_resource("templates", "ledger-README.md")
-    )
-    updated = apply_views(text, readme_views(state)).encode()
-    return {} if updated == current else {path: updated}
+    return views.readme_update(snap, state, preset_for(state.config))

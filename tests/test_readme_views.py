@@ -1,0 +1,113 @@
+"""The ledger README is each loop's (issue 25): the loop says which blocks it generates
+(``Preset.readme_blocks``) and what they hold (``Preset.readme_views``); fencing, writing,
+drift and the merge of the prose around them are the core's (``ledger.core.views``).
+
+A campaign's or a batch loop's README used to carry the versions loop's blocks ("No
+versions yet: `git ledger register ...`", a verb those loops do not have).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ledger.core.loops import NAMES, by_name
+from ledger.core.model.config import parse_config
+from ledger.core.resources import read_resource, render
+from ledger.core.state import LedgerState
+from ledger.core.views import apply_views, blank_views, drift
+from tests.helpers import Repo, fingerprint
+
+BLOCK = re.compile(r"<!-- ledger:begin (\S+) -->")
+
+
+def _sh(repo: Repo, command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command], cwd=repo.path, capture_output=True, text=True, check=False
+    )
+
+
+def _init(repo: Repo, preset: str) -> Path:
+    done = _sh(repo, f"git ledger init --preset {preset} && git ledger hooks install")
+    assert done.returncode == 0, done.stderr
+    return repo.path / "training_log" / "README.md"
+
+
+@pytest.mark.parametrize("preset", NAMES)
+def test_init_writes_the_loops_own_readme_with_exactly_its_blocks(
+    bare_repo: Repo, preset: str
+) -> None:
+    readme = _init(bare_repo, preset).read_text()
+    loop = by_name(preset)
+    assert tuple(BLOCK.findall(readme)) == loop.readme_blocks
+    config = parse_config(
+        render(read_resource("templates", f"ledger-{preset}.toml"), dir="training_log"),
+        "ledger.toml",
+    )
+    views = loop.readme_views(LedgerState(config=config, commit_id=None))
+    assert tuple(views) == loop.readme_blocks, "readme_views fills exactly readme_blocks"
+    assert drift(readme, views, "README") == []
+    if preset != "versions":
+        assert "git ledger register" not in readme, "another loop's verb in the README"
+        assert "No versions yet" not in readme
+
+
+@pytest.mark.parametrize("preset", ["campaign", "batches"])
+def test_a_hand_edit_of_a_readme_without_blocks_is_committed_with_the_hooks(
+    bare_repo: Repo, preset: str
+) -> None:
+    readme = _init(bare_repo, preset)
+    readme.write_text(readme.read_text() + "\nNotes of the team.\n")
+    done = _sh(bare_repo, "git commit -q -am 'docs(ledger): notes of the team'")
+    assert done.returncode == 0, done.stderr
+    assert _sh(bare_repo, "git ledger verify").returncode == 0
+
+
+def test_an_edited_generated_block_of_the_versions_readme_is_refused_byte_identical(
+    bare_repo: Repo,
+) -> None:
+    readme = _init(bare_repo, "versions")
+    text = readme.read_text()
+    readme.write_text(text.replace("_No versions yet", "_No bets yet", 1))
+    _sh(bare_repo, "git add -A")
+    # The index file itself git commit rewrites (its cache tree) before any hook runs:
+    # what is staged is compared instead.
+    staged = bare_repo.git("ls-files", "-s")
+    before = {k: v for k, v in fingerprint(bare_repo.path).items() if k != "index"}
+    done = _sh(bare_repo, "git commit -q -m 'docs(ledger): a hand edit'")
+    assert done.returncode == 1
+    assert "[views-drift]" in done.stderr and "generated block 'index'" in done.stderr
+    assert done.stderr.count("generated block 'index'") == 1, done.stderr
+    assert {k: v for k, v in fingerprint(bare_repo.path).items() if k != "index"} == before
+    assert bare_repo.git("ls-files", "-s") == staged
+
+
+def test_the_merge_driver_merges_prose_edited_on_both_sides_of_a_campaign_readme(
+    bare_repo: Repo,
+) -> None:
+    readme = _init(bare_repo, "campaign")
+    text = readme.read_text()
+    assert _sh(bare_repo, "git checkout -q -b side").returncode == 0
+    readme.write_text(text.replace("# Ledger\n", "# Ledger of the side branch\n", 1))
+    assert _sh(bare_repo, "git commit -q -am 'docs(ledger): a title'").returncode == 0
+    assert _sh(bare_repo, "git checkout -q main").returncode == 0
+    readme.write_text(text + "\nA note at the end.\n")
+    assert _sh(bare_repo, "git commit -q -am 'docs(ledger): a note'").returncode == 0
+    done = _sh(bare_repo, "git merge -q --no-edit side")
+    assert done.returncode == 0, done.stderr
+    merged = readme.read_text()
+    assert "# Ledger of the side branch\n" in merged and "A note at the end.\n" in merged
+    assert _sh(bare_repo, "git ledger verify").returncode == 0
+
+
+def test_blocks_are_blanked_and_written_by_name_only() -> None:
+    text = "# T\n<!-- ledger:begin a -->\nold\n<!-- ledger:end a -->\nprose\n"
+    assert blank_views(text, ("a", "missing")) == (
+        "# T\n<!-- ledger:begin a -->\n<!-- ledger:end a -->\nprose\n"
+    )
+    assert apply_views(text, {"a": "new"}) == text.replace("old", "new")
+    assert drift(None, {}, "README") == [], "a loop without blocks needs no README"
+    assert drift(None, {"a": ""}, "README") == ["README is missing"]
