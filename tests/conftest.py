@@ -57,7 +57,7 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     # repository would import that repository's ledger/ first).
     shim = bindir / "git-ledger"
     shim.write_text(
-        f"#!{sys.executable}\nimport sys\nfrom ledger.cli.app import main\nsys.exit(main())\n"
+        f"#!{sys.executable}\nimport sys\nfrom ledger.__main__ import main\nsys.exit(main())\n"
     )
     shim.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")

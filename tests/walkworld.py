@@ -1027,7 +1027,7 @@ def sealed_env(root: Path) -> None:
     )
     shim = home / "bin/git-ledger"
     shim.write_text(
-        f"#!{sys.executable}\nimport sys\nfrom ledger.cli.app import main\nsys.exit(main())\n"
+        f"#!{sys.executable}\nimport sys\nfrom ledger.__main__ import main\nsys.exit(main())\n"
     )
     shim.chmod(0o755)
     checkout = Path(__file__).resolve().parent.parent
