@@ -44,6 +44,21 @@ _HOOK_FACTS = {
 }
 
 
+# The ledger dir's subdirectories only transitions write (ledger.core.workspace.owned of
+# the loop's history rules; a test holds them equal): an untracked file inside one that
+# is committed is not an uncommitted entry, which the pre-push fast path needs to know.
+_OWNED = {
+    "versions": ("results",),
+    "campaign": ("benchmark", "candidates", "mistakes"),
+    "batches": ("gates", "revisions", "topics", "weights"),
+}
+
+
+def owned_dirs(name: str | None) -> tuple[str, ...]:
+    """The transitions-only subdirectories of preset ``name``'s ledger dir."""
+    return _OWNED.get(name or DEFAULT_PRESET, _OWNED[DEFAULT_PRESET])
+
+
 def hook_facts(name: str | None) -> dict[str, bool]:
     """The fast-path facts of preset ``name`` (an unknown name is treated as the default)."""
     return _HOOK_FACTS.get(name or DEFAULT_PRESET, _HOOK_FACTS[DEFAULT_PRESET])

@@ -315,7 +315,12 @@ def main(argv: list[str] | None = None) -> int:
         return _heavy("pre_commit", [])  # reports the broken ledger.toml
     directory = values["dir"]
     if stage == "pre-push":
-        return _heavy("pre_push", [], remote=rest[0] if rest else "")
+        from ledger.hooks.fastpush import verified
+
+        pushed = sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
+        if verified(common, values, pushed):
+            return 0
+        return _heavy("pre_push", [], remote=rest[0] if rest else "", pushed=pushed)
     memo = CommitMemo(gitdir, common)
     staged = staged_paths(memo)
     prefix = directory + "/"

@@ -41,9 +41,11 @@ def run(check: str, staged: list[str], **kwargs: str) -> int:
         if check == "pre_commit":
             findings = pre_commit(ctx, staged)
         elif check == "pre_push":
-            findings = pre_push(
-                ctx, kwargs.get("remote", ""), sys.stdin.read() if not sys.stdin.isatty() else ""
-            )
+            # The fast path read git's stdin already (ledger.hooks.fastpush).
+            pushed = kwargs.get("pushed")
+            if pushed is None:
+                pushed = sys.stdin.read() if not sys.stdin.isatty() else ""
+            findings = pre_push(ctx, kwargs.get("remote", ""), pushed)
         else:
             raise LedgerError(f"unknown hook check {check}")
     except LedgerError as exc:
