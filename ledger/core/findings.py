@@ -8,11 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from ledger.core.state import LedgerState
-    from ledger.core.store import Snapshot
-
 
 @dataclass(frozen=True)
 class Finding:
@@ -24,15 +19,3 @@ class Finding:
     def line(self) -> str:
         text = f"[{self.rule}] {self.message}"
         return f"{text} (fix: {self.fix})" if self.fix else text
-
-
-@dataclass(frozen=True)
-class StagedEntries:
-    """A commit of ledger files about to be made, read once by the pre-commit hook for
-    every loop's checks (:meth:`ledger.core.loops.Preset.entry_findings`)."""
-
-    paths: list[str]  # the staged files inside the ledger dir
-    head: Snapshot
-    index: Snapshot
-    before: LedgerState  # at HEAD
-    after: LedgerState  # as staged

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ledger.core.context import Context
-    from ledger.core.findings import Finding, StagedEntries
+    from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
     from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
@@ -62,6 +62,25 @@ def owned_dirs(name: str | None) -> tuple[str, ...]:
 def hook_facts(name: str | None) -> dict[str, bool]:
     """The fast-path facts of preset ``name`` (an unknown name is treated as the default)."""
     return _HOOK_FACTS.get(name or DEFAULT_PRESET, _HOOK_FACTS[DEFAULT_PRESET])
+
+
+class StagedEntries:
+    """A commit of ledger files about to be made, read once by the pre-commit hook for
+    every loop's checks (:meth:`Preset.entry_findings`)."""
+
+    __slots__ = ("after", "before", "head", "index", "paths")
+
+    def __init__(
+        self,
+        paths: list[str],
+        head: Snapshot,
+        index: Snapshot,
+        before: LedgerState,
+        after: LedgerState,
+    ) -> None:
+        self.paths = paths  # the staged files inside the ledger dir
+        self.head, self.index = head, index
+        self.before, self.after = before, after  # the state at HEAD, and as staged
 
 
 class Preset(ABC):

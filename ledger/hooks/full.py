@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ledger.core.context import Context, open_context
 from ledger.core.errors import LedgerError
-from ledger.core.findings import Finding, StagedEntries
-from ledger.core.loops import preset_for
+from ledger.core.findings import Finding
+from ledger.core.loops import StagedEntries, preset_for
 from ledger.core.model.config import LedgerConfig
 from ledger.core.model.documents import decode_text
 from ledger.core.store import Store

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 
 from ledger.core.errors import LedgerError
-from ledger.core.findings import Finding, StagedEntries
+from ledger.core.findings import Finding
 from ledger.core.history import STARTS, frozen_part
+from ledger.core.loops import StagedEntries
 from ledger.core.markdown import conclusion_block, gate_table
 from ledger.core.model.documents import decode_text, get_block, parse_document
 from ledger.core.state import LedgerState, classify

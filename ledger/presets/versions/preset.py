@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ledger.core.actions import proposal
-from ledger.core.loops import Preset
+from ledger.core.loops import Preset, StagedEntries
 
 if TYPE_CHECKING:
     from ledger.core.context import Context
-    from ledger.core.findings import Finding, StagedEntries
+    from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
