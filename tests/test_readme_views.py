@@ -20,6 +20,7 @@ from ledger.core.resources import read_resource, render
 from ledger.core.state import LedgerState
 from ledger.core.views import apply_views, blank_views, drift
 from tests.helpers import Repo, fingerprint
+from tests.test_next_walk_states import register_cache, shop
 
 BLOCK = re.compile(r"<!-- ledger:begin (\S+) -->")
 
@@ -111,3 +112,36 @@ def test_blocks_are_blanked_and_written_by_name_only() -> None:
     assert apply_views(text, {"a": "new"}) == text.replace("old", "new")
     assert drift(None, {}, "README") == [], "a loop without blocks needs no README"
     assert drift(None, {"a": ""}, "README") == ["README is missing"]
+
+
+def test_after_a_config_set_conclude_writes_the_views_the_hooks_expect(bare_repo: Repo) -> None:
+    """V2 is judged under the configuration frozen at its registration (sigma_k 2: its
+    gain is beyond noise) and the README's baseline under today's (sigma_k 100: it is
+    not), as every other writer and checker of the README renders it. Before, conclude
+    rendered the views under the registration's, and the next hand commit of a ledger
+    file was refused as views-drift."""
+    repo = shop(bare_repo)
+    register_cache(repo, "V1")
+    steps = [
+        "git ledger run V1 --gate recent --seeds 1,2,3",
+        "git ledger conclude V1 --verdict inconclusive --next 'on' --override 'the first'",
+        "sed -i 's/SIZE = 64/SIZE = 128/' src/cache.py",
+    ]
+    for step in steps:
+        assert _sh(repo, step).returncode == 0, step
+    register_cache(repo, "V2")
+    steps = [
+        "git commit -qam 'perf(cache): a bigger cache'",
+        "git ledger run V2 --gate recent --seeds 1,2,3",
+        "git ledger config set stats.sigma_k 100 --reason 'a looser bar from now on'",
+        "git ledger conclude V2 --verdict confirmed --next 'on'",
+    ]
+    for step in steps:
+        done = _sh(repo, step)
+        assert done.returncode == 0, f"{step}: {done.stderr}"
+    assert "improved" in repo.git("show", "HEAD:training_log/V2.md"), "judged as registered"
+    readme = repo.path / "training_log/README.md"
+    readme.write_text(readme.read_text() + "\nNotes of the team.\n")
+    done = _sh(repo, "git commit -q -am 'docs(ledger): notes of the team'")
+    assert done.returncode == 0, done.stderr
+    assert _sh(repo, "git ledger verify").returncode == 0

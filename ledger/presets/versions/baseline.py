@@ -184,9 +184,9 @@ def _memo(state: LedgerState) -> _Memo:
 
     A state made from another by ``dataclasses.replace`` with only a configuration of
     its own holds the very same lists of versions and results, and shares its walks
-    while the other is alive: conclude renders its views under the configuration frozen
-    at the registration and judges the next step under today's, and when the two agree
-    on the gate it walks once (a pass over every version's results on the gate).
+    while the other is alive: conclude judges under the configuration frozen at the
+    registration and renders its views under today's, and when the two agree on the
+    gate it walks once (a pass over every version's results on the gate).
     """
     marker = (len(state.versions), len(state.results), sum(v.concluded for v in state.versions))
     mine = _CACHE.get(id(state))

@@ -236,6 +236,11 @@ def run(
             version.front.model_copy(update={"conclusion": conclusion}), path, version.hypothesis
         )
         after = replace(state, versions=[concluded if v.id == vid else v for v in state.versions])
+        # The verdict is the registration's configuration's; the views are the ledger's
+        # under today's, as every other transition, the hooks, sync and the merge driver
+        # render them (under the registration's, a `config set` since then made the
+        # next hand commit of a ledger file refused as views-drift).
+        after = replace(after, config=ctx.config)
         writes.update(readme_update(snap, after))
         written["state"] = after  # the ledger this transition writes
         scope = version.front.subsystem or version.front.gate
@@ -264,8 +269,8 @@ def run(
             output.say(f"  yellow flag: {flag}")
         from ledger.presets.versions.saynext import say_next
 
-        # The `next:` line judges the ledger just written under today's configuration
-        # (the views above were under the registration's), without reading it again.
-        now = replace(written["state"], config=ctx.config, commit_id=commit_id)
+        # The `next:` line judges the ledger just written under today's configuration,
+        # without reading it again.
+        now = replace(written["state"], commit_id=commit_id)
         say_next(cwd, ctx, now)
     return 0
