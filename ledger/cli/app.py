@@ -118,18 +118,6 @@ def log(obj: Ctx, rev: str | None, limit: int | None, step: str | None, as_json:
     return command.run(obj.cwd, rev, limit, step, as_json)
 
 
-@declare("read")
-@cli.command()
-@click.argument("step_id")
-@json_option
-@pass_ctx
-def show(obj: Ctx, step_id: str, as_json: bool) -> int:
-    """One entry (a version or a reflection) with its results and statistics."""
-    from ledger.cli import show as command
-
-    return command.run(obj.cwd, step_id, as_json)
-
-
 # Not a tool: it is the server itself.
 @declare("read", served=False)
 @cli.command()

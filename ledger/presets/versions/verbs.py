@@ -3,7 +3,8 @@
 ``ledger.cli.app`` adds :data:`COMMANDS` to its root group. Each wrapper only
 parses and calls one command module of this package, imported inside it, so
 ``git ledger --help`` never pays for pygit2, pydantic or scipy. The matrix
-group is in :mod:`ledger.presets.versions.matrixverbs`.
+group is in :mod:`ledger.presets.versions.matrixverbs`, the verbs that read one entry or
+the reflection triggers in :mod:`ledger.presets.versions.readverbs`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import click
 
 from ledger.core.clikit import Ctx, KeepsArgs, args_without, declare, json_option, pass_ctx
 from ledger.presets.versions.matrixverbs import matrix
+from ledger.presets.versions.readverbs import baseline, show, triggers
 
 
 @declare("write", loop="versions", requires=("entries-committed",))
@@ -203,17 +205,6 @@ def conclude(
     )
 
 
-@declare("read", loop="versions")
-@click.command()
-@json_option
-@pass_ctx
-def triggers(obj: Ctx, as_json: bool) -> int:
-    """Which reflection triggers fire, with evidence (exit 1 if any)."""
-    from ledger.presets.versions import reflect as command
-
-    return command.run_triggers(obj.cwd, as_json)
-
-
 @declare(
     "write",
     loop="versions",
@@ -288,17 +279,6 @@ def phase(
         criterion=criterion,
         evidence=evidence,
     )
-
-
-@declare("read", loop="versions")
-@click.command()
-@json_option
-@pass_ctx
-def baseline(obj: Ctx, as_json: bool) -> int:
-    """The standing-baseline table: best confirmed distribution per gate, regressions named."""
-    from ledger.presets.versions import compare as command
-
-    return command.run_baseline(obj.cwd, as_json)
 
 
 @declare(
@@ -481,6 +461,7 @@ def void(obj: Ctx, step_id: str, reason: str, as_json: bool) -> int:
 
 
 COMMANDS: tuple[click.Command, ...] = (
+    show,
     register,
     record,
     conclude,
