@@ -76,6 +76,17 @@ def test_a_commit_without_ledger_work_imports_only_repobase_and_the_standard_lib
     assert _outside_stdlib(modules) == set(), sorted(modules)
 
 
+def test_a_code_commit_of_a_loop_without_versions_stays_light(bare_repo: Repo) -> None:
+    """A batch loop's code belongs to no version: no hook looks one up (prepare-commit-msg
+    did, through the full program, whenever the ledger's tree had changed)."""
+    bare_repo.ok("init", "--preset", "batches")
+    bare_repo.ok("hooks", "install")
+    code, modules = _profiled_commit(bare_repo, "src/model.py", "WEIGHT = 1\n")
+    assert code == 0
+    assert "ledger.hooks.fast" in modules
+    assert not {m for m in modules if m.split(".")[0] in HEAVY}, sorted(modules)
+
+
 def test_the_import_probe_sees_the_heavy_path_when_there_is_ledger_work(repo: Repo) -> None:
     """The check above can fail: a commit touching the ledger dir imports pydantic."""
     repo.ok("hooks", "install")

@@ -348,8 +348,10 @@ def main(argv: list[str] | None = None) -> int:
         if staged == [config_file]:
             # The configuration alone: a transition of its own (see git ledger verify).
             return add_trailers(rest[0], ["Ledger-Transition: config", "Ledger-Step: config"])
-        if not code:
-            return 0
+        from ledger.core.loops import hook_facts
+
+        if not code or not hook_facts(values.get("preset"))["code_needs_version"]:
+            return 0  # a loop whose code commits belong to no version (campaign, batches)
         opened, _, _ = open_version(common, gitdir, directory, memo)
         return add_trailer(rest[0], opened) if opened else 0
     if os.path.exists(os.path.join(gitdir, "MERGE_HEAD")):
