@@ -150,3 +150,14 @@ def test_a_clean_report_of_a_tip_without_the_configuration_is_not_enough(
     assert fastpush.verified(common, values, line), "the probe: a clean HEAD passes"
     line = f"refs/heads/gone {tip} refs/heads/main {head}\n"
     assert not fastpush.verified(common, values, line)
+
+
+def test_an_uncommitted_configuration_goes_to_the_full_check(pushing: Repo) -> None:
+    """The full check validates the work tree's ledger.toml; the light path defers."""
+    _sh(pushing, "git commit -q --allow-empty -m 'docs: a note'")
+    assert _sh(pushing, "git ledger verify").returncode == 0
+    toml = pushing.path / "ledger.toml"
+    toml.write_text(toml.read_text().replace('metric = "score"', 'metric = "hit"', 1))
+    done, heavy = _push(pushing)
+    assert done.returncode == 1 and heavy
+    assert any("hit" in line for line in _refusals(done)), done.stderr

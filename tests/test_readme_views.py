@@ -145,3 +145,62 @@ def test_after_a_config_set_conclude_writes_the_views_the_hooks_expect(bare_repo
     done = _sh(repo, "git commit -q -am 'docs(ledger): notes of the team'")
     assert done.returncode == 0, done.stderr
     assert _sh(repo, "git ledger verify").returncode == 0
+
+
+def _concluded_v1(bare_repo: Repo) -> Repo:
+    repo = shop(bare_repo)
+    register_cache(repo, "V1")
+    for step in (
+        "git ledger run V1 --gate recent --seeds 1,2,3,4",
+        "git ledger conclude V1 --verdict confirmed --next 'wider'",
+    ):
+        assert _sh(repo, step).returncode == 0, step
+    return repo
+
+
+def test_a_config_set_leaves_no_hand_commit_of_the_ledger_refused(bare_repo: Repo) -> None:
+    """A configuration transition changes ledger.toml alone (verify holds it to that), so
+    the README's baseline block stays as the last transition rendered it; the hooks
+    refuse only blocks a hand commit changed, not blocks it left alone."""
+    repo = _concluded_v1(bare_repo)
+    done = _sh(repo, "git ledger config set gates.recent.direction lower --reason 'lower wins'")
+    assert done.returncode == 0, done.stderr
+    readme = repo.path / "training_log/README.md"
+    assert "score (higher)" in readme.read_text(), "the block a config change leaves stale"
+    (repo.path / "training_log/notes.md").write_text("A note by hand.\n")
+    readme.write_text(readme.read_text() + "\nProse by hand.\n")
+    for step in (
+        "git add training_log/notes.md && git commit -q -m 'docs(ledger): a note'",
+        "git commit -q -am 'docs(ledger): prose around the blocks'",
+        "git ledger verify",
+    ):
+        done = _sh(repo, step)
+        assert done.returncode == 0, f"{step}: {done.stderr}"
+    readme.write_text(readme.read_text().replace("score (higher)", "score (lower)"))
+    done = _sh(repo, "git commit -q -am 'docs(ledger): the block as today would render it'")
+    assert done.returncode == 0, "a block as the entries generate it is no hand change"
+    readme.write_text(readme.read_text().replace("| recent |", "| recent (best) |", 1))
+    done = _sh(repo, "git commit -q -am 'docs(ledger): a hand edit of a block'")
+    assert done.returncode == 1 and "[views-drift]" in done.stderr
+
+
+def test_a_merge_renders_the_readme_under_the_merged_configuration(bare_repo: Repo) -> None:
+    """Branch c changes the configuration and registers; branch d registers: the merge
+    driver renders the README's blocks under the merged ledger.toml (it used ours)."""
+    repo = _concluded_v1(bare_repo)
+    bet = "--gate recent --files src/cache.py --falsifier 'no gain'"
+    for step in (
+        "git checkout -q -b c",
+        "git ledger config set gates.recent.direction lower --reason 'lower wins'",
+        f"git ledger register V2 --bet 'Bet C' {bet}",
+        "git checkout -q -b d main",
+        f"git ledger register V3 --bet 'Bet D' {bet}",
+        "git merge -q --no-edit c",
+    ):
+        done = _sh(repo, step)
+        assert done.returncode == 0, f"{step}: {done.stderr}"
+    text = (repo.path / "training_log/README.md").read_text()
+    assert "score (lower)" in text and "V2" in text and "V3" in text, text
+    readme = repo.path / "training_log/README.md"
+    readme.write_text(text + "\nProse after the merge.\n")
+    assert _sh(repo, "git commit -q -am 'docs(ledger): prose'").returncode == 0

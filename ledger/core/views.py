@@ -41,14 +41,18 @@ def blank_views(text: str, names: tuple[str, ...]) -> str:
     return text
 
 
-def drift(text: str | None, views: dict[str, str], where: str) -> list[str]:
-    """One line per block of ``text`` that differs from what the entries generate."""
+def drift(
+    text: str | None, views: dict[str, str], where: str, kept: str | None = None
+) -> list[str]:
+    """One line per block of ``text`` that differs from what the entries generate and,
+    when ``kept`` (the text as it was) is given, from the block as it was too."""
     if text is None:
         return [f"{where} is missing"] if views else []
     return [
         f"{where}: generated block '{name}' is out of date"
         for name, content in views.items()
-        if get_block(text, name) != content
+        if (block := get_block(text, name)) != content
+        and (kept is None or block != get_block(kept, name))
     ]
 
 

@@ -48,9 +48,10 @@ def verified(common: str, values: dict[str, str], pushed: str) -> bool:
 
 
 def _committed_enough(values: dict[str, str]) -> bool:
-    """Nothing in the ledger dir that the full check could count as uncommitted: no
-    change to a tracked file, no draft, and no untracked file but inside a committed
-    directory only transitions write (a stray result the full check does not read)."""
+    """Nothing in the ledger dir that the full check could count as uncommitted (no
+    change to a tracked file, no draft, no untracked file but inside a committed
+    directory only transitions write: a stray result the full check does not read), and
+    ledger.toml as committed (the full check validates the work tree's)."""
     from ledger.core.loops import owned_dirs
 
     directory = values["dir"]
@@ -63,6 +64,7 @@ def _committed_enough(values: dict[str, str]) -> bool:
             "--untracked-files=all",
             "--",
             directory,
+            values["config_file"],  # one the full check would read differently
         )
     except RuntimeError:
         return False

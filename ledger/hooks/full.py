@@ -67,7 +67,7 @@ def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:
 def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
     """Every loop's checks of a commit (its own first: :func:`preset_findings`), and
     of a commit of ledger files: no code alongside, entries that parse, the loop's
-    checks of its entries, the README's blocks in step with them."""
+    checks of its entries, no generated block of the README changed by hand."""
     base = ctx.dir
     ledger_paths = [p for p in staged if p.startswith(base + "/")]
     code_paths = [p for p in staged if not p.startswith(base + "/")]
@@ -94,12 +94,23 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
     preset = preset_for(ctx.config)
     entries = StagedEntries(ledger_paths, head, index, ctx.state(head), after)
     found += preset.entry_findings(ctx, entries)
-    where = readme_path(ctx.config)
-    readme = index.read(where)
-    text = decode_text(readme, where) if readme is not None else None
-    for line in drift(text, preset.readme_views(after), where):
-        found.append(Finding("views-drift", line, DRIFT_FIX))
+    found += readme_drift(ctx, entries)
     return found
+
+
+def readme_drift(ctx: Context, staged: StagedEntries) -> list[Finding]:
+    """The README's generated blocks a hand commit changed: a staged block that is
+    neither what the entries generate now nor what HEAD has. A commit that leaves the
+    README alone changes none; blocks a configuration transition left stale (it changes
+    ledger.toml alone) are the next transition's to regenerate."""
+    where = readme_path(ctx.config)
+    if where not in staged.paths:
+        return []
+    readme, before = staged.index.read(where), staged.head.read(where)
+    text = decode_text(readme, where) if readme is not None else None
+    kept = decode_text(before, where) if before is not None else None
+    views = preset_for(ctx.config).readme_views(staged.after)
+    return [Finding("views-drift", line, DRIFT_FIX) for line in drift(text, views, where, kept)]
 
 
 def _push_ranges(ctx: Context, remote: str, stdin: str) -> list[tuple[str, str, str]]:

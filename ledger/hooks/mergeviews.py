@@ -121,7 +121,11 @@ def run(ancestor: str, ours_file: str, theirs_file: str, path: str) -> int:
             return 1
         ours_text = prose.encode()
     snap = store.merged_snapshot(heads[0])
-    data = regenerate(config, snap, path, ours_text, store)
+    # The views of the merged entries under the merged configuration: what the hooks
+    # compute for the merge commit (ours alone, a config change merged in from theirs
+    # left the README's blocks stale).
+    merged = load_config(store, snap)
+    data = regenerate(merged[0] if merged else config, snap, path, ours_text, store)
     write_atomic(ours_file, data)
     return 0
 
