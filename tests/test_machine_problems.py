@@ -224,3 +224,26 @@ def test_a_stale_lock_before_an_edit_doctor_never_autosaves_carries_that_decisio
     nxt = repo.ok("next", "--json").json()
     assert nxt["command"] == "git ledger doctor --fix" and "decide" not in nxt, nxt
     assert repo.run("doctor", "--fix").code == 0
+
+
+def test_a_lock_left_in_a_linked_work_tree_comes_before_any_step(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """The versions walk's seed 25, step 93: a run of a matrix cell killed in the cell's
+    work tree left its index.lock there; next proposed recording the finished runs, and
+    the record exited 4 on that lock. A linked work tree's lock is a machine problem too,
+    cleared as the main one's is."""
+    repo = concluded_v1(bare_repo)
+    cell = tmp_path / "cell"
+    repo.git("worktree", "add", "-q", "--detach", str(cell))
+    name = cell.name
+    lock = repo.path / ".git/worktrees" / name / "index.lock"
+    lock.write_text("")
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "remove-lock" and "decide" in nxt, nxt
+    old = time.time() - 3 * 3600
+    os.utime(lock, (old, old))
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix" and "decide" not in nxt, nxt
+    assert repo.run("doctor", "--fix").code == 0 and not lock.exists()
+    assert walk_to(repo, "register") == ["register"]
