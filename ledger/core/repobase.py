@@ -131,6 +131,8 @@ def _from_hook_env() -> tuple[str, str] | None:
 # --- ledger.toml ------------------------------------------------------------
 
 CONFIG_FILE = "ledger.toml"
+# git's id of no object: the old or new side of a ref a push creates or deletes.
+ZERO = "0" * 40
 PYPROJECT = "pyproject.toml"
 CONFIG_FILES = (CONFIG_FILE, PYPROJECT)  # the first that holds a ledger configuration wins
 # The merge driver of the ledger's generated views, named in .gitattributes.

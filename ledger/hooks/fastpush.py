@@ -17,9 +17,7 @@ from __future__ import annotations
 import os
 
 from ledger.core import repobase, verifycache
-from ledger.core.repobase import git
-
-ZERO = "0" * 40
+from ledger.core.repobase import ZERO, git
 
 
 def verified(common: str, values: dict[str, str], pushed: str) -> bool:

@@ -16,11 +16,10 @@ from ledger.core.findings import Finding
 from ledger.core.loops import StagedEntries, preset_for
 from ledger.core.model.config import LedgerConfig
 from ledger.core.model.documents import decode_text
+from ledger.core.repobase import ZERO
 from ledger.core.store import Store
 from ledger.core.verify import verify
 from ledger.core.views import DRIFT_FIX, drift, readme_path
-
-ZERO = "0" * 40
 
 
 def open_version_info() -> tuple[str | None, list[str], str]:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ledger.core import gitcli
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.errors import BadInput
+from ledger.core.repobase import ZERO
 
 if TYPE_CHECKING:
     import subprocess
@@ -155,14 +156,13 @@ class GitHistory:
         args = ["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev"]
         args += [old, new] if old else ["--root", new]
         tokens = self._git(*args).split(b"\0")
-        zero = "0" * 40
         out = []
         i = 1 if tokens and not tokens[0].startswith(b":") else 0
         while i + 1 < len(tokens):
             meta = tokens[i].decode().split()
             path = tokens[i + 1].decode("utf-8", "surrogateescape")
             out.append(
-                (path, None if meta[2] == zero else meta[2], None if meta[3] == zero else meta[3])
+                (path, None if meta[2] == ZERO else meta[2], None if meta[3] == ZERO else meta[3])
             )
             i += 2
         return out

@@ -17,10 +17,9 @@ from ledger.core.context import load_config
 from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
 from ledger.core.model.config import LedgerConfig
+from ledger.core.repobase import ZERO
 from ledger.core.store import TRAILER_TRANSITION, Store
 from ledger.core.verify import WITNESS, verify
-
-ZERO = "0" * 40
 
 
 def server_side(stage: str, refs: str) -> int:

@@ -13,6 +13,7 @@ import pygit2
 
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.errors import BadInput
+from ledger.core.repobase import ZERO
 from ledger.core.store.objects import get_object, info_of
 from ledger.core.store.repository import Repository
 
@@ -127,7 +128,6 @@ class Commits(Repository):
             diff = empty.diff_to_tree(new_tree)
         else:
             diff = get_object(self.repo, old, pygit2.Commit).tree.diff_to_tree(new_tree)
-        zero = "0" * 40
         out = []
         for delta in diff.deltas:
             before = str(delta.old_file.id)
@@ -135,8 +135,8 @@ class Commits(Repository):
             out.append(
                 (
                     delta.new_file.path or delta.old_file.path,
-                    None if before == zero else before,
-                    None if after == zero else after,
+                    None if before == ZERO else before,
+                    None if after == ZERO else after,
                 )
             )
         return out

@@ -8,6 +8,7 @@ from typing import Any
 from ledger.core import gitcli
 from ledger.core.commitinfo import CommitInfo, parse_trailers
 from ledger.core.errors import BadInput
+from ledger.core.repobase import ZERO
 
 _LOG_FORMAT = "%H %P%x00%an <%ae>%x00%ct%x00%B"
 
@@ -53,7 +54,6 @@ def log_changes(
         )
     tokens = proc.stdout.split(b"\0")
     out: list[tuple[CommitInfo, list[tuple[str, str | None, str | None]] | None]] = []
-    zero = "0" * 40
     i = 0
     while i + 3 < len(tokens):
         ids = tokens[i].decode().split()
@@ -66,7 +66,7 @@ def log_changes(
             meta = tokens[i].lstrip(b"\n").decode().split()
             path = tokens[i + 1].decode("utf-8", "surrogateescape")
             old, new = meta[2], meta[3]
-            changes.append((path, None if old == zero else old, None if new == zero else new))
+            changes.append((path, None if old == ZERO else old, None if new == ZERO else new))
             i += 2
         info = CommitInfo(
             id=ids[0],
