@@ -21,6 +21,7 @@ import pytest
 
 from ledger.core import caches, distributions, statuscache, verifycache
 from tests.helpers import Repo
+from tests.test_campaign_batches import batch, camp, close_batch  # noqa: F401 (fixtures)
 
 PACKAGE = Path(caches.__file__).resolve().parents[1]
 MECHANISM = "ledger/core/caches.py"
@@ -262,6 +263,30 @@ def test_a_warm_status_imports_neither_pydantic_nor_scipy(repo: Repo) -> None:
     _, warm = _status(repo, "-X", "importtime")
     assert "ledger.core.caches" in warm  # ...and what a warm one imports
     assert not {"pydantic", "scipy", "pygit2"} & warm, sorted(warm)
+
+
+@pytest.mark.parametrize("loop", ["campaign", "batches"])
+def test_a_warm_status_and_next_of_every_loop_import_neither_pydantic_nor_pygit2(
+    request: pytest.FixtureRequest, loop: str
+) -> None:
+    """What an agent asks after each step, answered from the caches in every loop: the
+    campaign's and the batch loop's own checks that only name files (the drafts, the
+    trace on disk) do not load their entries' models to do it."""
+    repo: Repo = request.getfixturevalue("camp" if loop == "campaign" else "batch")
+    if loop == "batches":
+        close_batch(repo, "true,true,true,true,true,true,true,false")  # a live run_id
+    cold, imported = _status(repo, "-X", "importtime")
+    assert "pydantic" in imported
+    for verb in ("status", "next"):
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "ledger", verb, "--json"],
+            cwd=repo.path, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        warm = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+        assert "ledger.core.caches" in warm
+        assert not {"pydantic", "scipy", "pygit2"} & warm, (verb, sorted(warm))
+        answer = json.loads(proc.stdout)
+        assert answer == (cold if verb == "status" else cold["next"]), verb
 
 
 def _planted_status(kind: str, record: dict[str, object]) -> bytes:

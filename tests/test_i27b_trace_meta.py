@@ -45,6 +45,7 @@ def test_a_hand_written_trace_line_refuses_the_transition_it_would_ride_along_wi
     batch: Repo,
 ) -> None:
     ok(batch, "trace", "emit", "topic-start", "--field", "topic=t1")
+    assert next_json(batch)["action"] != "fix-trace"  # next's answer, kept for this trace
     # A line with the next seq and an invented ratio, written by hand.
     append(batch, {"seq": 2, "event": "batch-ratio", "batch": 0, "fields": {"ratio": 1.0}})
     before = fingerprint(batch.path)
@@ -59,6 +60,7 @@ def test_a_hand_written_trace_line_refuses_the_transition_it_would_ride_along_wi
     assert nxt["action"] == "fix-trace" and "[trace-hand-written]" in nxt["reason"]
     lines = (batch.path / TRACE).read_text().splitlines()
     (batch.path / TRACE).write_text(lines[0] + "\n")  # the hand-written line removed
+    assert next_json(batch)["action"] != "fix-trace"
     topic(batch, "t1")
     committed = batch.git("show", f"HEAD:{TRACE}").splitlines()
     assert [json.loads(line)["event"] for line in committed] == ["topic-start"]

@@ -26,8 +26,8 @@ from ledger.core.model.config import BatchesTable, LedgerConfig
 from ledger.core.model.configfrozen import FrozenSetting
 from ledger.core.model.documents import load_json
 from ledger.core.store import Snapshot
+from ledger.presets.batches.files import REVISION_LOG as REVISION_LOG
 
-REVISION_LOG = "revision_log.jsonl"
 _BATCH = re.compile(r"batch-(\d+)\.json$")
 
 

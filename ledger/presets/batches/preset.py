@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from ledger.core.actions import proposal
 from ledger.core.loops import Preset
-from ledger.presets.batches import loop as batches
-from ledger.presets.batches import rules
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,6 +24,7 @@ if TYPE_CHECKING:
     from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
+    from ledger.presets.batches import loop as batches
 
 # Entries written only by the loop's verbs (transitions), never by a hand commit; the
 # trace is written by ``trace emit`` and rides along with the next transition.
@@ -68,17 +67,25 @@ class BatchesPreset(Preset):
         ]
 
     def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
+        from ledger.presets.batches import loop as batches
+
         return list(batches.load(config, snap).problems)
 
     def view_paths(self, config: LedgerConfig) -> list[str]:
+        from ledger.presets.batches import loop as batches
+
         return [f"{config.dir}/{batches.REVISION_LOG}"]
 
     def render_view(self, config: LedgerConfig, snap: Snapshot, path: str) -> bytes | None:
+        from ledger.presets.batches import loop as batches
+
         if path == f"{config.dir}/{batches.REVISION_LOG}":
             return batches.render_log(batches.load(config, snap))
         return None
 
     def init_writes(self, config: LedgerConfig, snap: Snapshot) -> dict[str, bytes | None]:
+        from ledger.presets.batches import loop as batches
+
         writes: dict[str, bytes | None] = {f"{config.dir}/{batches.REVISION_LOG}": b""}
         vocab = batches.table(config).forbidden_vocabulary
         if vocab and snap.read(vocab) is None:
@@ -92,6 +99,7 @@ class BatchesPreset(Preset):
 
     def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
         from ledger.core.findings import Finding
+        from ledger.presets.batches import loop as batches
 
         index = ctx.store.index_snapshot()
         b = batches.load(ctx.config, index)
@@ -129,6 +137,8 @@ class BatchesPreset(Preset):
         return found
 
     def frozen_settings(self, ctx: Context, snap: Snapshot) -> list[FrozenSetting]:
+        from ledger.presets.batches import loop as batches
+
         return batches.frozen_settings(batches.load(ctx.config, snap))
 
     def history_rules(self) -> list[dict[str, str]]:
@@ -193,6 +203,8 @@ class BatchesPreset(Preset):
         return f"{done}; recent pass ratios {ratios}"
 
     def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        from ledger.presets.batches import loop as batches
+
         b = batches.load(ctx.config, ctx.store.snapshot(state.commit_id))
         n = b.current
         return {
@@ -212,24 +224,33 @@ class BatchesPreset(Preset):
         """The trace on disk (not in the ledger tree): a line no verb wrote refuses every
         transition it would ride along with, so it comes first."""
         nxt: dict[str, Any] = data["next"]
-        if not data.get("batches", {}).get("run_id") or nxt.get("done"):
+        run_id = data.get("batches", {}).get("run_id")
+        if not run_id or nxt.get("done"):
             return nxt
-        from ledger.core.context import open_context
-        from ledger.presets.batches.commands.common import trace_findings
+        # The answer is a function of HEAD (the committed trace), the trace on disk and
+        # the verbs' journal: kept by their content, so an agent's next and status after
+        # a transition do not open the ledger (pydantic, pygit2) to read the same again.
+        from ledger.core import caches
+        from ledger.presets.batches.files import JOURNAL
 
-        ctx = open_context(top)
-        b = batches.load(ctx.config, ctx.store.snapshot())
-        found = trace_findings(ctx, b, ctx.store.snapshot(), write=False)
-        if not found:
+        state_dir = common / "ledger"
+        trace = top / str(data["dir"]) / "trace" / f"{run_id}.jsonl"
+        inputs = [str(data.get("commit")), str(data["dir"]), str(run_id)]
+        inputs += [_digest(trace), _digest(state_dir / JOURNAL)]
+        file, cache_key = caches.path(state_dir, TRACE_CHECK), caches.key(TRACE_CHECK)
+        item = caches.key(TRACE_CHECK, *inputs)
+        known = caches.recall(file, cache_key, item, list)
+        if known is None:
+            known = _trace_problem(top)
+            caches.remember(file, cache_key, item, known, 8)
+        if not known:
             return nxt
-        return _action(
-            "fix-trace",
-            f"$EDITOR {batches.trace_path(ctx.config, b.run_id)}",
-            f"[{found[0].rule}] {found[0].message}; every transition is refused until it "
-            f"is gone (fix: {found[0].fix})",
-        )
+        return _action(*known)
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        from ledger.presets.batches import loop as batches
+        from ledger.presets.batches import rules
+
         b = batches.load(ctx.config, ctx.store.snapshot(state.commit_id))
         if b.problems:
             path, error = b.problems[0]
@@ -313,6 +334,8 @@ class BatchesPreset(Preset):
         )
 
     def report_section(self, ctx: Context) -> dict[str, Any]:
+        from ledger.presets.batches import loop as batches
+
         b = batches.load(ctx.config, ctx.store.snapshot())
         cfg = b.thresholds()
         return {
@@ -326,3 +349,36 @@ class BatchesPreset(Preset):
 
 
 PRESET = BatchesPreset()
+
+
+TRACE_CHECK = "trace-check.json"
+
+
+def _digest(path: Path) -> str:
+    """The file's content hash, or "-" when there is none."""
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "-"
+
+
+def _trace_problem(top: Path) -> list[str]:
+    """The ``fix-trace`` step's (action, command, reason) when the trace on disk holds a
+    line no verb wrote; empty when it is clean."""
+    from ledger.core.context import open_context
+    from ledger.presets.batches import loop as batches
+    from ledger.presets.batches.commands.common import trace_findings
+
+    ctx = open_context(top)
+    b = batches.load(ctx.config, ctx.store.snapshot())
+    found = trace_findings(ctx, b, ctx.store.snapshot(), write=False)
+    if not found:
+        return []
+    return [
+        "fix-trace",
+        f"$EDITOR {batches.trace_path(ctx.config, b.run_id)}",
+        f"[{found[0].rule}] {found[0].message}; every transition is refused until it "
+        f"is gone (fix: {found[0].fix})",
+    ]

@@ -30,20 +30,19 @@ from ledger.core.errors import BadInput
 from ledger.core.model.config import CampaignTable, LedgerConfig
 from ledger.core.model.documents import dump_json
 from ledger.core.store import TRAILER_TRANSITION, Snapshot, Store
+from ledger.presets.campaign.files import CONTRACT as CONTRACT
+from ledger.presets.campaign.files import CSV as CSV
+from ledger.presets.campaign.files import DELIVERED as DELIVERED
+from ledger.presets.campaign.files import JSONL as JSONL
+from ledger.presets.campaign.files import MISTAKES as MISTAKES
+from ledger.presets.campaign.files import OWNER as OWNER
+from ledger.presets.campaign.files import REPORT as REPORT
+from ledger.presets.campaign.files import VERDICTS as VERDICTS
 from ledger.presets.campaign.measures import NA_PREFIX as NA_PREFIX
 from ledger.presets.campaign.measures import describe
 from ledger.presets.campaign.measures import parse_measurement as parse_measurement
 from ledger.presets.campaign.measures import parse_measures as parse_measures
 from ledger.presets.campaign.measures import parse_repeats as parse_repeats
-
-VERDICTS = ("base", "promoted", "rejected", "held")
-JSONL = "records/candidates.jsonl"
-CSV = "benchmark.csv"
-MISTAKES = "mistakes.md"
-CONTRACT = "contract.md"
-REPORT = "latest-report.md"
-OWNER = "owner.json"
-DELIVERED = "delivered.json"
 
 
 def table(config: LedgerConfig) -> CampaignTable:

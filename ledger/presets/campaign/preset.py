@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from ledger.core.actions import proposal
 from ledger.core.loops import Preset
-from ledger.presets.campaign import loop as campaign
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
     from ledger.core.model.configfrozen import FrozenSetting
     from ledger.core.state import LedgerState
     from ledger.core.store import Snapshot, Store
+    from ledger.presets.campaign import loop as campaign
 
 
 DELIVERY_BRANCH = "campaign/deliver"
@@ -34,6 +34,8 @@ def _action(action: str, command: str, reason: str, **extra: Any) -> dict[str, A
 
 
 def measure_flags(config: LedgerConfig) -> str:
+    from ledger.presets.campaign import loop as campaign
+
     if campaign.table(config).run:
         # The tool measures ([campaign] run), with provenance: never numbers typed in.
         return "--run"
@@ -70,6 +72,8 @@ class CampaignPreset(Preset):
     readme_template = "ledger-README-campaign.md"  # no blocks: its views are files
 
     def entry_paths(self, config: LedgerConfig) -> list[str]:
+        from ledger.presets.campaign import files as campaign
+
         base = config.dir
         return [
             f"{base}/{campaign.CONTRACT}",
@@ -81,25 +85,36 @@ class CampaignPreset(Preset):
         ]
 
     def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
+        from ledger.presets.campaign import loop as campaign
+
         return list(campaign.load(config, snap).problems)
 
     def view_paths(self, config: LedgerConfig) -> list[str]:
+        from ledger.presets.campaign import files as campaign
+
         return [f"{config.dir}/{n}" for n in (campaign.JSONL, campaign.CSV, campaign.MISTAKES)]
 
     def render_view(self, config: LedgerConfig, snap: Snapshot, path: str) -> bytes | None:
+        from ledger.presets.campaign import loop as campaign
+
         rendered = campaign.render_views(campaign.load(config, snap))
         return rendered.get(path[len(config.dir) + 1 :])
 
     def init_writes(self, config: LedgerConfig, snap: Snapshot) -> dict[str, bytes | None]:
         # Generated views exist, in step, from the start.
+        from ledger.presets.campaign import loop as campaign
+
         return campaign.view_writes(campaign.load(config, snap))
 
     def drafts(self) -> tuple[str, ...]:
         # Written by hand, then recorded by 'git ledger contract'.
+        from ledger.presets.campaign import files as campaign
+
         return (campaign.CONTRACT,)
 
     def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
         from ledger.core.findings import Finding
+        from ledger.presets.campaign import loop as campaign
         from ledger.presets.campaign.rules import tolerance_widened
 
         index = ctx.store.index_snapshot()
@@ -146,6 +161,8 @@ class CampaignPreset(Preset):
         return found
 
     def hook_warnings(self, ctx: Context, staged: list[str]) -> list[str]:
+        from ledger.presets.campaign import loop as campaign
+
         code = [p for p in staged if not p.startswith(ctx.dir + "/") and p != ctx.config_file]
         outside = campaign.out_of_scope(ctx.config, code)
         if not outside:
@@ -156,6 +173,8 @@ class CampaignPreset(Preset):
         ]
 
     def delivered(self, table: dict[str, Any]) -> list[str] | None:
+        from ledger.presets.campaign import loop as campaign
+
         camp = table.get("campaign")
         required = camp.get("required_records", []) if isinstance(camp, dict) else []
         return campaign.delivered_paths([p for p in required if isinstance(p, str)])
@@ -211,6 +230,8 @@ class CampaignPreset(Preset):
         )
 
     def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        from ledger.presets.campaign import loop as campaign
+
         camp = self._load(ctx, state)
         head = camp.head()
         base = camp.base()
@@ -230,9 +251,12 @@ class CampaignPreset(Preset):
         }
 
     def _load(self, ctx: Context, state: LedgerState) -> campaign.Campaign:
+        from ledger.presets.campaign import loop as campaign
+
         return campaign.load(ctx.config, ctx.store.snapshot(state.commit_id), ctx.store)
 
     def frozen_settings(self, ctx: Context, snap: Snapshot) -> list[FrozenSetting]:
+        from ledger.presets.campaign import loop as campaign
         from ledger.presets.campaign.rules import frozen_settings
 
         return frozen_settings(campaign.load(ctx.config, snap, ctx.store))
@@ -250,6 +274,7 @@ class CampaignPreset(Preset):
         return {**nxt, "command": f"git ledger deliver --branch {name}"}
 
     def next_action(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
+        from ledger.presets.campaign import loop as campaign
         from ledger.presets.campaign.rules import (
             awaiting_remeasure,
             equal_gain_rivals,
@@ -433,6 +458,8 @@ class CampaignPreset(Preset):
         )
 
     def report_section(self, ctx: Context) -> dict[str, Any]:
+        from ledger.presets.campaign import loop as campaign
+
         camp = campaign.load(ctx.config, ctx.store.snapshot())
         return {
             "candidates": [

@@ -15,6 +15,7 @@ from ledger.core.model.config import BatchesTable
 from ledger.core.store import Snapshot, write_atomic
 from ledger.presets.batches import history
 from ledger.presets.batches import loop as batches
+from ledger.presets.batches.files import JOURNAL as JOURNAL
 from ledger.presets.batches.loop import Batches
 from ledger.presets.batches.rules import Withdrawn, withdrawn_topics
 
@@ -30,9 +31,6 @@ def say(as_json: bool, data: dict[str, Any], text: str) -> None:
         output.emit_json(data)
     else:
         output.say(text)
-
-
-JOURNAL = "trace-lines"  # under .git/ledger/: digests of the trace lines the verbs wrote
 
 
 def remember(ctx: Context, before: str, after: str) -> None:
