@@ -324,6 +324,32 @@ def result_path(directory: str, version: str, gate: str, stem: str) -> str:
 # --- writing files ----------------------------------------------------------
 
 
+def read_regular(path: str | os.PathLike[str]) -> bytes | None:
+    """The bytes of a regular file, or None: missing, unreadable, or not a regular file.
+
+    Opened without blocking and checked on the open descriptor, so a FIFO or a device
+    put where a file is expected (by a hand, or swapped in between a check and a read)
+    never hangs the reader or feeds it without end.
+    """
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def write_atomic(
     path: str | os.PathLike[str],
     data: bytes | str,

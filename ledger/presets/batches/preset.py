@@ -235,14 +235,17 @@ class BatchesPreset(Preset):
 
         state_dir = common / "ledger"
         trace = top / str(data["dir"]) / "trace" / f"{run_id}.jsonl"
-        inputs = [str(data.get("commit")), str(data["dir"]), str(run_id)]
-        inputs += [_digest(trace), _digest(state_dir / JOURNAL)]
+        named = [str(data.get("commit")), str(data["dir"]), str(run_id)]
+        inputs = [_digest(trace), _digest(state_dir / JOURNAL)]
         file, cache_key = caches.path(state_dir, TRACE_CHECK), caches.key(TRACE_CHECK)
-        item = caches.key(TRACE_CHECK, *inputs)
-        known = caches.recall(file, cache_key, item, list)
+        known = caches.recall(file, cache_key, caches.key(TRACE_CHECK, *named, *inputs), list)
         if known is None:
             known = _trace_problem(top)
-            caches.remember(file, cache_key, item, known, 8)
+            # Kept only under the contents it read: a trace written while it read
+            # (an agent's edit racing a poller) gets no answer kept for either.
+            if [_digest(trace), _digest(state_dir / JOURNAL)] == inputs:
+                item = caches.key(TRACE_CHECK, *named, *inputs)
+                caches.remember(file, cache_key, item, known, 8)
         if not known:
             return nxt
         return _action(*known)
@@ -355,13 +358,14 @@ TRACE_CHECK = "trace-check.json"
 
 
 def _digest(path: Path) -> str:
-    """The file's content hash, or "-" when there is none."""
+    """The content hash of a regular file, or "-" for none (a FIFO or a device
+    included: the check reads only regular files)."""
     import hashlib
 
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return "-"
+    from ledger.core.repobase import read_regular
+
+    data = read_regular(path)
+    return hashlib.sha256(data).hexdigest() if data is not None else "-"
 
 
 def _trace_problem(top: Path) -> list[str]:

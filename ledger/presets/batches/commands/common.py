@@ -12,6 +12,7 @@ from ledger.core.context import Context, open_preset
 from ledger.core.errors import Refused
 from ledger.core.findings import Finding
 from ledger.core.model.config import BatchesTable
+from ledger.core.repobase import read_regular
 from ledger.core.store import Snapshot, write_atomic
 from ledger.presets.batches import history
 from ledger.presets.batches import loop as batches
@@ -49,7 +50,28 @@ def known_lines(ctx: Context) -> set[str]:
     path = ctx.store.ledger_state_dir / JOURNAL
     if not path.is_file():
         return set()
-    return set(path.read_text(encoding="utf-8").split())
+    # Digests only: bytes that are not one (a damaged journal) match no line, so the
+    # lines they stood for are refused as written by hand, never an internal error.
+    return set(path.read_text(encoding="utf-8", errors="replace").split())
+
+
+def _on_disk(ctx: Context, b: Batches, snap: Snapshot) -> tuple[str, str, str | None]:
+    """(path, committed text, text on disk or None when it is no regular file)."""
+    rel = batches.trace_path(ctx.config, b.run_id)
+    committed = (snap.read(rel) or b"").decode("utf-8", errors="replace")
+    data = read_regular(ctx.store.require_workdir() / rel)
+    if data is None:
+        return rel, committed, None
+    return rel, committed, data.decode("utf-8", errors="replace")
+
+
+def _torn_event(text: str, repaired: str) -> str | None:
+    """The ``torn-line`` event the repair made of a torn last line (the verbs' own
+    line), or None: nothing was torn, or the last line only lacked its newline (a line
+    kept as written, which the journal must know like any other)."""
+    if repaired in (text, text + "\n"):
+        return None
+    return repaired.splitlines()[-1]
 
 
 def trace_text(
@@ -57,16 +79,13 @@ def trace_text(
 ) -> tuple[str, str, str | None]:
     """(path, committed text, text on disk or None) of the run's trace, a torn last line
     repaired first (the repair is the verbs' own line; ``write``: on disk too)."""
-    rel = batches.trace_path(ctx.config, b.run_id)
-    committed = (snap.read(rel) or b"").decode("utf-8", errors="replace")
-    path = ctx.store.require_workdir() / rel
-    if not path.is_file():
+    rel, committed, text = _on_disk(ctx, b, snap)
+    if text is None:
         return rel, committed, None
-    text = path.read_text(encoding="utf-8", errors="replace")
     repaired = batches.repair_trace(text)
     if repaired != text and write:
-        write_atomic(path, repaired.encode())
-        if repaired != text + "\n":  # a torn-line event of the verbs' own, not a kept line
+        write_atomic(ctx.store.require_workdir() / rel, repaired.encode())
+        if _torn_event(text, repaired) is not None:
             remember(ctx, text.rpartition("\n")[0] + "\n" if "\n" in text else "", repaired)
     return rel, committed, repaired
 
@@ -75,13 +94,20 @@ def trace_findings(ctx: Context, b: Batches, snap: Snapshot, write: bool = True)
     """What keeps the trace on disk from riding along with the next transition: a line
     no verb wrote, a changed committed line, a reused seq, an event after run_end (the
     one rule, :func:`ledger.presets.batches.history.trace_lines`, that verify applies).
-    ``write=False`` (``next``) repairs a torn last line in memory only."""
-    rel, committed, text = trace_text(ctx, b, snap, write)
+    ``write=False`` (``next``) repairs a torn last line in memory only, and knows the
+    one line that repair makes, as the verb will once it has written it."""
+    if write:
+        rel, committed, text = trace_text(ctx, b, snap)
+        torn = None
+    else:
+        rel, committed, raw = _on_disk(ctx, b, snap)
+        text = batches.repair_trace(raw) if raw is not None else None
+        torn = _torn_event(raw, text) if raw is not None and text is not None else None
     if text is None:
         return []
     known = known_lines(ctx)
-    if not write and text.splitlines() and '"torn-line"' in text.splitlines()[-1]:
-        known.add(history.line_id(text.splitlines()[-1]))  # the repair the verb will make
+    if torn is not None:
+        known.add(history.line_id(torn))
     return [
         Finding(rule, f"{rel}: {message}", fix)
         for rule, message, fix in history.trace_lines(committed, text, known)
