@@ -105,3 +105,19 @@ def test_a_damaged_journal_is_no_internal_error(batch: Repo) -> None:  # noqa: F
     assert nxt["action"] != "fix-trace", nxt
     assert gl(batch, "status").returncode == 0
     ok(batch, *GATE)
+
+
+@pytest.mark.parametrize("planted", [["fix-trace"], [1, 2, 3], ["a", "b", None]])
+def test_a_kept_answer_of_another_shape_is_asked_again(
+    batch: Repo,  # noqa: F811
+    planted: list[object],
+) -> None:
+    """Under the right key but not of this code's shape (a damaged file, a person's
+    edit): next asks the trace again instead of failing or believing it."""
+    ok(batch, "trace", "emit", "topic-start", "--field", "topic=t1")
+    fresh = next_json(batch)
+    path = batch.path / ".git" / "ledger" / "cache" / "trace-check.json"
+    record = json.loads(path.read_text())
+    record["data"] = {item: planted for item in record["data"]}
+    path.write_text(json.dumps(record))
+    assert next_json(batch) == fresh

@@ -239,6 +239,10 @@ class BatchesPreset(Preset):
         inputs = [_digest(trace), _digest(state_dir / JOURNAL)]
         file, cache_key = caches.path(state_dir, TRACE_CHECK), caches.key(TRACE_CHECK)
         known = caches.recall(file, cache_key, caches.key(TRACE_CHECK, *named, *inputs), list)
+        if known is not None and not (
+            len(known) in (0, 3) and all(isinstance(part, str) for part in known)
+        ):
+            known = None  # not this code's shape: asked again
         if known is None:
             known = _trace_problem(top)
             # Kept only under the contents it read: a trace written while it read

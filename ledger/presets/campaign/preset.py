@@ -72,16 +72,16 @@ class CampaignPreset(Preset):
     readme_template = "ledger-README-campaign.md"  # no blocks: its views are files
 
     def entry_paths(self, config: LedgerConfig) -> list[str]:
-        from ledger.presets.campaign import files as campaign
+        from ledger.presets.campaign import files
 
         base = config.dir
         return [
-            f"{base}/{campaign.CONTRACT}",
+            f"{base}/{files.CONTRACT}",
             f"{base}/candidates/*.json",
             f"{base}/benchmark/*.json",
             f"{base}/mistakes/*.json",
-            f"{base}/{campaign.OWNER}",
-            f"{base}/{campaign.REPORT}",
+            f"{base}/{files.OWNER}",
+            f"{base}/{files.REPORT}",
         ]
 
     def problems(self, store: Store, config: LedgerConfig, snap: Snapshot) -> list[tuple[str, str]]:
@@ -90,9 +90,9 @@ class CampaignPreset(Preset):
         return list(campaign.load(config, snap).problems)
 
     def view_paths(self, config: LedgerConfig) -> list[str]:
-        from ledger.presets.campaign import files as campaign
+        from ledger.presets.campaign import files
 
-        return [f"{config.dir}/{n}" for n in (campaign.JSONL, campaign.CSV, campaign.MISTAKES)]
+        return [f"{config.dir}/{n}" for n in (files.JSONL, files.CSV, files.MISTAKES)]
 
     def render_view(self, config: LedgerConfig, snap: Snapshot, path: str) -> bytes | None:
         from ledger.presets.campaign import loop as campaign
@@ -108,9 +108,9 @@ class CampaignPreset(Preset):
 
     def drafts(self) -> tuple[str, ...]:
         # Written by hand, then recorded by 'git ledger contract'.
-        from ledger.presets.campaign import files as campaign
+        from ledger.presets.campaign import files
 
-        return (campaign.CONTRACT,)
+        return (files.CONTRACT,)
 
     def hook_findings(self, ctx: Context, staged: list[str]) -> list[Finding]:
         from ledger.core.findings import Finding
