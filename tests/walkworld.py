@@ -229,6 +229,11 @@ class World:
         self.setup()
         self.must("git ledger hooks install")
         self.must(f"git remote add origin {shlex.quote(str(self.remote))}")
+        # The remote is another machine: its side of a push (receive-pack, its hooks,
+        # the ref lock it holds) runs in a session of its own, so a SIGKILL of a local
+        # verb's process group mid-push (register pushes) leaves it to end its side
+        # and drop its lock, as a server does when a client goes away.
+        self.must("git config remote.origin.receivepack 'setsid git-receive-pack'")
         self.must("git push -q origin HEAD")
         self.checked = None
         self.status = {}
@@ -552,9 +557,17 @@ class World:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+            self.remote_settled()
             return f"killed after {delay:.2f}s"
         self.timed(command, time.monotonic() - started)
         return f"ended ({proc.returncode}) before the kill at {delay:.2f}s"
+
+    def remote_settled(self, timeout: float = 20.0) -> None:
+        """Wait for the remote's side of a push the kill cut off to end (its ref locks
+        gone): the next push meets a server that is done, not one mid-update."""
+        deadline = time.monotonic() + timeout
+        while any(self.remote.glob("**/*.lock")) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _first(text: str) -> str:
