@@ -238,7 +238,8 @@ class BatchesPreset(Preset):
         named = [str(data.get("commit")), str(data["dir"]), str(run_id)]
         inputs = [_digest(trace), _digest(state_dir / JOURNAL)]
         file, cache_key = caches.path(state_dir, TRACE_CHECK), caches.key(TRACE_CHECK)
-        known = caches.recall(file, cache_key, caches.key(TRACE_CHECK, *named, *inputs), list)
+        item = caches.key(TRACE_CHECK, *named, *inputs)
+        known = caches.recall(file, cache_key, item, list)
         if known is not None and not (
             len(known) in (0, 3) and all(isinstance(part, str) for part in known)
         ):
@@ -248,7 +249,6 @@ class BatchesPreset(Preset):
             # Kept only under the contents it read: a trace written while it read
             # (an agent's edit racing a poller) gets no answer kept for either.
             if [_digest(trace), _digest(state_dir / JOURNAL)] == inputs:
-                item = caches.key(TRACE_CHECK, *named, *inputs)
                 caches.remember(file, cache_key, item, known, 8)
         if not known:
             return nxt
