@@ -1,6 +1,7 @@
 """Hermetic tests on real git repositories.
 
-Every test gets its own HOME, no system or global git config but a fixed one,
+Every test gets its own HOME (the user cache directory is shared by the session),
+no system or global git config but a fixed one,
 a fixed identity and clock, and an empty template dir, so nothing from the
 developer's own setup (hooks, aliases, signing, default branch) leaks in.
 """
@@ -35,6 +36,10 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    # One user cache for the whole session (each worker its own), as on a machine
+    # where the same person runs many repositories: scipy's answers
+    # (ledger.core.distributions) are asked once, not once per test repository.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     monkeypatch.setenv("GIT_TEMPLATE_DIR", str(templates))

@@ -397,7 +397,11 @@ def test_status_shows_what_the_verify_report_under_its_key_says(repo: Repo) -> N
     [b"\xff\xfe\x00", b'{"key": "K", "data": []}', b'{"key": "K", "data": {"q": "42"}}'],
     ids=["binary", "not-a-table", "not-a-float"],
 )
-def test_scipy_answers_of_another_shape_are_not_answers(tmp_path: Path, planted: bytes) -> None:
+def test_scipy_answers_of_another_shape_are_not_answers(
+    tmp_path: Path, planted: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", "")  # only the repository's file: no home
+    monkeypatch.setenv("HOME", "")
     path = tmp_path / "stats.json"
     answers = distributions._Answers()
     answers.use(path)

@@ -1,13 +1,15 @@
 """scipy's answers remembered across processes (ledger.core.distributions._Answers).
 
-The property: a process that asks a question an earlier process answered gets
-the very same double without importing scipy; a file that is corrupt, or was
-written by other code or another scipy, is never believed.
+The property: a process that asks a question an earlier process answered, in
+this repository or in another one of the same user, gets the very same double
+without importing scipy; a file that is corrupt, or was written by other code or
+another scipy, is never believed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,10 +33,15 @@ print(json.dumps({{"answers": answers, "scipy": "scipy" in sys.modules}}))
 """
 
 
-def ask(path: Path) -> dict[str, object]:
+def ask(path: Path, user: Path | None = None) -> dict[str, object]:
+    """The answers of a process whose repository cache is ``path``, and whose user
+    cache directory is ``user`` (none: no home, so only the repository's file)."""
     code = ASK.format(root=str(ROOT), path=str(path))
+    env = {**os.environ, "XDG_CACHE_HOME": str(user or ""), "HOME": os.environ["HOME"]}
+    if user is None:
+        env["HOME"] = ""
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     ).stdout
     result: dict[str, object] = json.loads(out)
     return result
@@ -98,3 +105,64 @@ def test_an_unwritable_cache_only_costs_speed(tmp_path: Path) -> None:
     blocker.write_text("")
     result = ask(blocker / "stats.json")  # its parent is a file: nothing can be written
     assert result["answers"] == scipy_answers()
+
+
+def test_another_repository_of_the_same_user_gets_them_without_scipy(tmp_path: Path) -> None:
+    user = tmp_path / "xdg"
+    first = ask(tmp_path / "one" / "stats.json", user)
+    assert first["scipy"] is True
+    assert (user / "git-ledger" / "stats.json").exists()
+    second = ask(tmp_path / "two" / "stats.json", user)
+    assert second == {"answers": first["answers"], "scipy": False}
+    assert second["answers"] == scipy_answers()
+
+
+def test_the_user_file_is_really_read_and_a_foreign_one_is_not_believed(tmp_path: Path) -> None:
+    user = tmp_path / "xdg"
+    ask(tmp_path / "one" / "stats.json", user)
+    shared = user / "git-ledger" / "stats.json"
+    data = json.loads(shared.read_text())
+    data["data"]["power_nc(2.0, None, 0.8)"] = 42.0
+    shared.write_text(json.dumps(data))
+    assert ask(tmp_path / "two" / "stats.json", user)["answers"][0] == 42.0  # type: ignore[index]
+    shared.write_text(json.dumps({"key": "another program", "data": data["data"]}))
+    result = ask(tmp_path / "three" / "stats.json", user)
+    assert result == {"answers": scipy_answers(), "scipy": True}
+
+
+def test_the_repositorys_own_answer_comes_before_the_users(tmp_path: Path) -> None:
+    user = tmp_path / "xdg"
+    repo = tmp_path / "one" / "stats.json"
+    ask(repo, user)
+    data = json.loads(repo.read_text())
+    data["data"]["power_nc(2.0, None, 0.8)"] = 42.0
+    repo.write_text(json.dumps(data))
+    assert ask(repo, user)["answers"][0] == 42.0  # type: ignore[index]
+    assert ask(tmp_path / "two" / "stats.json", user)["answers"] == scipy_answers()
+
+
+def test_an_unwritable_user_cache_only_costs_speed(tmp_path: Path) -> None:
+    user = tmp_path / "xdg"
+    user.write_text("")  # a file where the directory would be
+    repo = tmp_path / "one" / "stats.json"
+    assert ask(repo, user)["answers"] == scipy_answers()
+    assert ask(repo, user)["scipy"] is False  # the repository's file still holds them
+
+
+@pytest.mark.parametrize(
+    ("xdg", "home", "expected"),
+    [
+        ("/x/cache", "/h", "/x/cache/git-ledger/stats.json"),
+        ("", "/h", "/h/.cache/git-ledger/stats.json"),
+        ("relative/cache", "/h", "/h/.cache/git-ledger/stats.json"),  # not absolute: ignored
+        ("", "", None),
+        ("", "relative", None),
+    ],
+)
+def test_the_user_file_follows_the_xdg_rules(
+    monkeypatch: pytest.MonkeyPatch, xdg: str, home: str, expected: str | None
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    monkeypatch.setenv("HOME", home)
+    found = distributions.user_file()
+    assert (str(found) if found is not None else None) == expected

@@ -3,9 +3,10 @@
 Three questions need a real distribution: a Student-t quantile, a normal
 quantile, and the noncentrality at which a rule reaches a given power. scipy is
 imported lazily (a hook with no ledger work must not pay for it), no
-distribution is hand-written, and every answer is kept twice: in this process
-(``lru_cache``) and in the repository's cache directory (:class:`_Answers`),
-so a later ``register`` or ``conclude`` does not import scipy to ask again.
+distribution is hand-written, and every answer is kept: in this process
+(``lru_cache``), and in the repository's and the user's cache directories
+(:class:`_Answers`), so a later ``register`` or ``conclude`` does not import
+scipy to ask again.
 The pure statistics that use these answers are in :mod:`ledger.core.stats`.
 """
 
@@ -29,21 +30,30 @@ class _Answers:
     A gate's thresholds and MDEs take a handful of distinct (quantile, df, power)
     questions, and importing scipy.stats and scipy.integrate to answer them costs
     about a second, more than everything else a ``register`` or ``conclude`` does.
-    The answers are one derived cache (:mod:`ledger.core.caches`) in the repository's
-    cache directory, keyed by this program's code and by the installed scipy (its
-    version file's size and modification time, read without importing it), so a new
-    scipy or a new formula asks again. A missing, corrupt or foreign file is ignored,
-    and one that cannot be written only costs speed. Floats go through JSON by their
-    shortest repr, which reads back to the same double.
+    The answers are one derived cache (:mod:`ledger.core.caches`), kept in two
+    files: the repository's cache directory, and the user's cache directory
+    (:func:`user_file`), so a new repository, a clone or a fresh work tree does not
+    pay that second again for the questions every default gate asks. Both are keyed
+    by this program's code and by the installed scipy (its version file's size and
+    modification time, read without importing it), so a new scipy or a new formula
+    asks again. A missing, corrupt or foreign file is ignored, and one that cannot
+    be written only costs speed. Floats go through JSON by their shortest repr,
+    which reads back to the same double. The user's file keeps the :data:`KEEP`
+    most recent answers; a question is a pure function of its arguments, so the
+    one kept is the one scipy gives.
     """
 
+    KEEP = 4096
+
     def __init__(self) -> None:
-        self.path: Path | None = None
+        self.files: tuple[Path, ...] = ()
         self.loaded: dict[str, float] | None = None
 
     def use(self, path: Path) -> None:
-        if path != self.path:
-            self.path, self.loaded = path, None
+        user = user_file()
+        files = (path,) if user is None or user == path else (path, user)
+        if files != self.files:
+            self.files, self.loaded = files, None
 
     @staticmethod
     def _key() -> str:
@@ -59,9 +69,9 @@ class _Answers:
     def _read(self) -> dict[str, float]:
         if self.loaded is None:
             self.loaded = {}
-            if self.path is not None:
-                answers = caches.load(self.path, self._key(), dict) or {}
-                self.loaded = {k: v for k, v in answers.items() if isinstance(v, float)}
+            for file in reversed(self.files):  # the repository's answers last: they win
+                answers = caches.load(file, self._key(), dict) or {}
+                self.loaded.update((k, v) for k, v in answers.items() if isinstance(v, float))
         return self.loaded
 
     def get(self, question: str) -> float | None:
@@ -69,9 +79,26 @@ class _Answers:
 
     def put(self, question: str, answer: float) -> None:
         answers = self._read()
-        answers[question] = answer
-        if self.path is not None:
-            caches.save(self.path, self._key(), answers)  # not written: only costs speed
+        answers.pop(question, None)
+        answers[question] = answer  # the most recent last: what KEEP keeps
+        kept = dict(list(answers.items())[-self.KEEP :])
+        for file in self.files:
+            caches.save(file, self._key(), kept)  # not written: only costs speed
+
+
+def user_file() -> Path | None:
+    """The user's copy of scipy's answers: ``$XDG_CACHE_HOME/git-ledger/stats.json``.
+
+    ``~/.cache`` when ``XDG_CACHE_HOME`` is unset or not absolute (the XDG base
+    directory rules), and none without a home.
+    """
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.environ.get("HOME", "")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base, "git-ledger", "stats.json")
 
 
 _ANSWERS = _Answers()
