@@ -12,7 +12,14 @@ import time
 from pathlib import Path
 
 from tests.helpers import Repo
-from tests.test_next_refusals import concluded_v1, follow, pushes, walk_to
+from tests.test_next_refusals import (
+    concluded_v1,
+    follow,
+    interrupted_conclude,
+    pushes,
+    shop,
+    walk_to,
+)
 from tests.test_next_walk_states import sh
 
 FLICKER = """\
@@ -247,3 +254,61 @@ def test_a_lock_left_in_a_linked_work_tree_comes_before_any_step(
     assert nxt["command"] == "git ledger doctor --fix" and "decide" not in nxt, nxt
     assert repo.run("doctor", "--fix").code == 0 and not lock.exists()
     assert walk_to(repo, "register") == ["register"]
+
+
+def _aged(lock: Path, seconds: float) -> None:
+    lock.write_text("")
+    os.utime(lock, (time.time() - seconds, time.time() - seconds))
+
+
+def test_doctor_fix_waits_for_a_working_git_then_removes_an_old_lock(bare_repo: Repo) -> None:
+    """An old lock while a git works in the repository (an editor's `git status`, a
+    fetch): doctor --fix waits for that git, as git's commands wait for each other,
+    then removes the lock nobody holds, instead of leaving it for every transition."""
+    repo = concluded_v1(bare_repo)
+    lock = repo.path / ".git/index.lock"
+    _aged(lock, 3 * 3600)
+    working = subprocess.Popen(
+        ["git", "cat-file", "--batch"], cwd=repo.path, stdin=subprocess.PIPE, text=True
+    )
+    try:
+        started = time.monotonic()
+        doctor = subprocess.Popen(
+            ["git", "ledger", "doctor", "--fix"], cwd=repo.path, stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(1.5)
+        assert doctor.poll() is None, "doctor --fix did not wait for the working git"
+        working.communicate("")
+        out, _ = doctor.communicate(timeout=60)
+    finally:
+        if working.poll() is None:
+            working.kill()
+    assert doctor.returncode == 0, out
+    assert time.monotonic() - started >= 1.5
+    assert f"removed stale lock {lock}" in out and not lock.exists()
+
+
+def test_an_interrupted_transition_waits_for_an_index_lock_doctor_leaves(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """doctor --fix does not half-finish a transition into a held index: it says what
+    it waits for (exit 1, one line), changes nothing, and finishes once the lock goes."""
+    repo = interrupted_conclude(shop(bare_repo), tmp_path)
+    lock = repo.path / ".git/index.lock"
+    _aged(lock, 5)  # recent: its writer may still be alive, doctor leaves it
+    head = repo.git("rev-parse", "HEAD")
+    journal = sorted((repo.path / ".git/ledger").iterdir())
+    nxt = repo.ok("next", "--json").json()  # the lock first, and a person's call: as doctor
+    assert nxt["action"] == "remove-lock" and "decide" in nxt, nxt
+    done = repo.run("doctor", "--fix")
+    assert done.code == 1, done.out + done.err
+    assert "Traceback" not in done.err
+    said = [line for line in done.out.splitlines() if "a transition was interrupted" in line]
+    assert len(said) == 1 and str(lock) in said[0] and "wait" in said[0], done.out
+    assert repo.git("rev-parse", "HEAD") == head and lock.exists()
+    assert sorted((repo.path / ".git/ledger").iterdir()) == journal
+    _aged(lock, 3 * 3600)  # now old and nobody's
+    fixed = repo.run("doctor", "--fix")
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert "completed the interrupted transition" in fixed.out
+    assert repo.git("status", "--porcelain", "--", "training_log") == ""

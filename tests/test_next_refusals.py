@@ -168,8 +168,8 @@ def test_a_history_finding_no_verb_clears_is_a_persons_decision(bare_repo: Repo)
     assert repo.run("verify").code == 0
 
 
-def test_an_interrupted_transition_is_finished_first(bare_repo: Repo, tmp_path: Path) -> None:
-    repo = shop(bare_repo)
+def interrupted_conclude(repo: Repo, tmp_path: Path) -> Repo:
+    """V1 run, and its conclude killed after its ref moved: an interrupted transition."""
     register_cache(repo, "V1")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2,3")
     signal_file = tmp_path / "reached"
@@ -202,6 +202,11 @@ def test_an_interrupted_transition_is_finished_first(bare_repo: Repo, tmp_path: 
     finally:
         writer.kill()
         writer.wait()
+    return repo
+
+
+def test_an_interrupted_transition_is_finished_first(bare_repo: Repo, tmp_path: Path) -> None:
+    repo = interrupted_conclude(shop(bare_repo), tmp_path)
     assert repo.git("status", "--porcelain", "--", "training_log")  # shown undone
     listed = problems(repo)
     nxt = repo.ok("next", "--json").json()

@@ -23,6 +23,7 @@ from ledger.core.store import Snapshot, Store, Transition
 from ledger.core.workspace import frozen_edit
 
 HARDENING = {"gc.auto": "0", "core.fsmonitor": "false"}
+LOCK_WAIT = 60.0  # seconds: git holds a lock for the length of one command
 
 
 @dataclass
@@ -32,10 +33,20 @@ class Report:
     info: list[str] = field(default_factory=list)
 
 
-def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -> None:
-    for lock in classify_locks(store, stale_minutes):
+def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -> list[Path]:
+    """Report (and with ``fix`` remove) stale locks; the lock files left in place."""
+    locks = classify_locks(store, stale_minutes)
+    if fix and any(lock.busy and lock.recent is None for lock in locks):
+        # An old lock while a process works in the repository (an editor's `git
+        # status`, a fetch, another git-ledger writer): wait for it to end, as git's own
+        # commands wait for each other, before deciding whether the lock is anyone's.
+        wait_for_locks(store, stale_minutes, LOCK_WAIT)
+        locks = classify_locks(store, stale_minutes)
+    left = []
+    for lock in locks:
         reasons = [*lock.busy, *([lock.recent] if lock.recent else [])]
         if reasons:
+            left.append(lock.path)
             report.info.append(
                 f"lock {lock.path} is in use or recent, left alone: {'; '.join(reasons)}"
             )
@@ -45,10 +56,12 @@ def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -
                 f"removed stale lock {lock.path} ({lock.age_min:.0f} min old, no git process)"
             )
         else:
+            left.append(lock.path)
             report.problems.append(
                 f"stale lock {lock.path} ({lock.age_min:.0f} min old, no git process): "
                 "git ledger doctor --fix removes it"
             )
+    return left
 
 
 def check_git_responds(store: Store, report: Report) -> bool:
@@ -61,18 +74,27 @@ def check_git_responds(store: Store, report: Report) -> bool:
     return True
 
 
-def check_journal(store: Store, fix: bool, report: Report) -> None:
+def check_journal(store: Store, fix: bool, report: Report, locked: list[Path]) -> None:
+    """An interrupted transition; with ``fix`` finished, unless an index lock it would
+    wait on is ``locked`` (then what to wait for, not git's "File exists" half-way)."""
     pending = store.pending_journal()
     if pending is None:
         return
-    if fix:
-        done = store.recover_journal()
+    interrupted = f"a transition was interrupted ({str(pending.get('new'))[:10]})"
+    if fix and locked:
+        report.problems.append(
+            f"{interrupted}; it is finished once {locked[0]} is gone: "
+            "wait for the process that holds it, then run git ledger doctor --fix"
+        )
+    elif fix:
+        try:
+            done = store.recover_journal()
+        except LedgerError as exc:
+            report.problems.append(f"{interrupted}: {exc.one_line()}")
+            return
         report.fixed.append(done or "cleared an interrupted transition")
     else:
-        report.problems.append(
-            f"a transition was interrupted ({str(pending.get('new'))[:10]}): "
-            "git ledger doctor --fix finishes it"
-        )
+        report.problems.append(f"{interrupted}: git ledger doctor --fix finishes it")
 
 
 def check_entries(store: Store, config: LedgerConfig, fix: bool, report: Report) -> None:
@@ -297,9 +319,6 @@ def check_parsed(store: Store, config: LedgerConfig, report: Report) -> None:
         report.problems.append(f"{path} does not parse: {error}")
 
 
-LOCK_WAIT = 60.0  # seconds: git holds a lock for the length of one command
-
-
 def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool, wait_locks: bool = False) -> int:
     store = open_store(cwd)
     report = Report()
@@ -318,8 +337,8 @@ def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool, wait_locks: bool =
     elif check_git_responds(store, report):
         loaded = load_config(store)
         stale = loaded[0].doctor.stale_lock_minutes if loaded else 10.0
-        check_locks(store, stale, fix, report)
-        check_journal(store, fix, report)
+        left = check_locks(store, stale, fix, report)
+        check_journal(store, fix, report, [p for p in left if p.name == "index.lock"])
         if loaded is not None and store.workdir is not None:
             check_entries(store, loaded[0], fix, report)
         if loaded is not None:
