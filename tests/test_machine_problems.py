@@ -261,33 +261,6 @@ def _aged(lock: Path, seconds: float) -> None:
     os.utime(lock, (time.time() - seconds, time.time() - seconds))
 
 
-def test_doctor_fix_waits_for_a_working_git_then_removes_an_old_lock(bare_repo: Repo) -> None:
-    """An old lock while a git works in the repository (an editor's `git status`, a
-    fetch): doctor --fix waits for that git, as git's commands wait for each other,
-    then removes the lock nobody holds, instead of leaving it for every transition."""
-    repo = concluded_v1(bare_repo)
-    lock = repo.path / ".git/index.lock"
-    _aged(lock, 3 * 3600)
-    working = subprocess.Popen(
-        ["git", "cat-file", "--batch"], cwd=repo.path, stdin=subprocess.PIPE, text=True
-    )
-    try:
-        started = time.monotonic()
-        doctor = subprocess.Popen(
-            ["git", "ledger", "doctor", "--fix"], cwd=repo.path, stdout=subprocess.PIPE, text=True
-        )
-        time.sleep(1.5)
-        assert doctor.poll() is None, "doctor --fix did not wait for the working git"
-        working.communicate("")
-        out, _ = doctor.communicate(timeout=60)
-    finally:
-        if working.poll() is None:
-            working.kill()
-    assert doctor.returncode == 0, out
-    assert time.monotonic() - started >= 1.5
-    assert f"removed stale lock {lock}" in out and not lock.exists()
-
-
 def test_an_interrupted_transition_waits_for_an_index_lock_doctor_leaves(
     bare_repo: Repo, tmp_path: Path
 ) -> None:

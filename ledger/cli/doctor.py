@@ -35,15 +35,8 @@ class Report:
 
 def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -> list[Path]:
     """Report (and with ``fix`` remove) stale locks; the lock files left in place."""
-    locks = classify_locks(store, stale_minutes)
-    if fix and any(lock.busy and lock.recent is None for lock in locks):
-        # An old lock while a process works in the repository (an editor's `git
-        # status`, a fetch, another git-ledger writer): wait for it to end, as git's own
-        # commands wait for each other, before deciding whether the lock is anyone's.
-        wait_for_locks(store, stale_minutes, LOCK_WAIT)
-        locks = classify_locks(store, stale_minutes)
     left = []
-    for lock in locks:
+    for lock in classify_locks(store, stale_minutes):
         reasons = [*lock.busy, *([lock.recent] if lock.recent else [])]
         if reasons:
             left.append(lock.path)
