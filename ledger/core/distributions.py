@@ -38,9 +38,9 @@ class _Answers:
     modification time, read without importing it), so a new scipy or a new formula
     asks again. A missing, corrupt or foreign file is ignored, and one that cannot
     be written only costs speed. Floats go through JSON by their shortest repr,
-    which reads back to the same double. The user's file keeps the :data:`KEEP`
-    most recent answers; a question is a pure function of its arguments, so the
-    one kept is the one scipy gives.
+    which reads back to the same double. Each file keeps the :data:`KEEP` most
+    recent answers (the user's would otherwise grow with every ledger); a question
+    is a pure function of its arguments, so the one kept is the one scipy gives.
     """
 
     KEEP = 4096
