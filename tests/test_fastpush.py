@@ -161,3 +161,31 @@ def test_an_uncommitted_configuration_goes_to_the_full_check(pushing: Repo) -> N
     done, heavy = _push(pushing)
     assert done.returncode == 1 and heavy
     assert any("hit" in line for line in _refusals(done)), done.stderr
+
+
+def test_an_up_to_date_push_takes_the_light_path(pushing: Repo) -> None:
+    """git runs pre-push for a push with nothing to send too (empty stdin): only the
+    work tree is the hook's business then, and a clean one needs no full check."""
+    done, heavy = _push(pushing)
+    assert done.returncode == 0, _refusals(done)
+    assert not heavy
+
+
+def test_an_up_to_date_push_with_an_uncommitted_ledger_file_is_refused(pushing: Repo) -> None:
+    (pushing.path / "training_log/notes.md").write_text("by hand, not committed\n")
+    done, heavy = _push(pushing)
+    assert done.returncode == 1 and heavy
+    assert any("clean-workspace" in line for line in _refusals(done)), done.stderr
+
+
+def test_pre_commits_push_with_no_stdin_goes_to_the_full_check(
+    pushing: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the pre-commit framework what is pushed is in its environment, not on
+    stdin: the light path cannot see it, so it never answers."""
+    common = str(pushing.path / ".git")
+    values = {"config_file": "ledger.toml", "dir": "training_log"}
+    monkeypatch.chdir(pushing.path)
+    assert fastpush.verified(common, values, ""), "the probe: nothing pushed, clean tree"
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", pushing.head())
+    assert not fastpush.verified(common, values, "")

@@ -27,13 +27,20 @@ def verified(common: str, values: dict[str, str], pushed: str) -> bool:
     tips = []
     for line in pushed.splitlines():
         parts = line.split()
+        if not parts:
+            continue  # git's stdin for a push with nothing to send is an empty line
         if len(parts) != 4:
             return False
         if parts[1] == ZERO or parts[0].startswith("refs/ledger/"):
             continue  # a deletion, or a witness: the full check skips them too
         tips.append(parts[1])
-    if not tips or values.get("config_file") != repobase.CONFIG_FILE:
-        return False  # pre-commit's environment, or [tool.ledger]: the full check reads it
+    if values.get("config_file") != repobase.CONFIG_FILE:
+        return False  # [tool.ledger]: the full check reads it
+    if not tips:
+        # Nothing but witnesses or deletions, or nothing at all (git runs pre-push for
+        # an up-to-date push too): only the work tree is checked, unless pre-commit's
+        # environment names what is pushed.
+        return not os.environ.get("PRE_COMMIT_TO_REF") and _committed_enough(values)
     state_dir = os.path.join(common, repobase.STATE_DIR)
     for tip in dict.fromkeys(tips):
         if verifycache.load(state_dir, common, tip) != []:
