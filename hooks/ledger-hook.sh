@@ -39,4 +39,11 @@ fi
 if [ -n "$LEGACY" ] && [ -x "$LEGACY" ]; then
     "$LEGACY" "$@" || exit $?
 fi
+# git runs pre-receive on a whole push before the update hook of any of its refs, and
+# runs no update hook once pre-receive refused: with ours beside it, every ref was
+# judged already (update is for hosts that run nothing else).
+if [ "${stage}" = "update" ] && [ -x "$HOOK_DIR/pre-receive" ] &&
+    grep -q 'identity: git-ledger-' "$HOOK_DIR/pre-receive" 2>/dev/null; then
+    exit 0
+fi
 run_ledger "$@"

@@ -64,3 +64,46 @@ def test_hooks_install_server_in_a_bare_repository_refuses_a_tampered_push(
     done = subprocess.run(push, cwd=repo.path, capture_output=True, text=True, check=False)
     assert done.returncode != 0, done.stderr
     assert "git-ledger pre-receive refused" in done.stderr and f"[{rule}]" in done.stderr
+
+
+def test_the_server_pair_judges_a_push_once(repo: Repo, tmp_path: Path) -> None:
+    """git runs pre-receive on the whole push before any update hook: with ours beside
+    it, update starts no check of its own; alone (or beside a foreign pre-receive) it
+    judges each ref, and a tampered push is refused either way."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    served = subprocess.run(
+        ["git", "ledger", "hooks", "install", "--server"],
+        cwd=remote,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert served.returncode == 0, served.stderr
+    update = remote / "hooks" / "update"
+    # Every Python the update hook starts says so on the pushing side ("remote: ...").
+    update.write_text(update.read_text().replace("-I -S -c", "-X importtime -I -S -c"))
+    repo.git("remote", "add", "origin", str(remote))
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2))
+    push = ["git", "push", "--no-verify", "origin", "HEAD:refs/heads/main"]
+
+    def pushed() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(push, cwd=repo.path, capture_output=True, text=True, check=False)
+
+    done = pushed()
+    assert done.returncode == 0, done.stderr
+    assert "import time" not in done.stderr, "update judged again what pre-receive judged"
+    rule, _ = SCENARIOS["result_edited"](repo)
+    done = pushed()
+    assert done.returncode != 0 and "git-ledger pre-receive refused" in done.stderr
+    assert f"[{rule}]" in done.stderr and "import time" not in done.stderr
+    # A foreign pre-receive: update is the ledger's only check, and it runs.
+    pre_receive = remote / "hooks" / "pre-receive"
+    pre_receive.write_text("#!/bin/sh\nexit 0\n")
+    done = pushed()
+    assert done.returncode != 0 and "git-ledger update refused" in done.stderr
+    assert f"[{rule}]" in done.stderr and "import time" in done.stderr
+    pre_receive.unlink()
+    done = pushed()
+    assert done.returncode != 0 and "git-ledger update refused" in done.stderr
