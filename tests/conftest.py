@@ -23,6 +23,22 @@ ROOT = Path(__file__).resolve().parent.parent
 PIP_CACHE = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile this checkout's package once, before any test starts a process.
+
+    The tests start thousands of ``git ledger`` processes from the checkout (an editable
+    install), and Python writes no bytecode under PYTHONDONTWRITEBYTECODE (set on some CI
+    machines): each process would compile every module it imports again. A wheel's
+    modules come compiled by pip; this gives the checkout the same. Once, by the xdist
+    controller (or the only process), before the workers start; an unwritable checkout
+    only costs speed."""
+    if hasattr(config, "workerinput"):
+        return
+    import compileall
+
+    compileall.compile_dir(ROOT / "ledger", quiet=2)
+
+
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path_factory.mktemp("home")
