@@ -214,7 +214,18 @@ class DirtyCheck:
         self._proc: subprocess.Popen[bytes] | None = None
         if specs:
             self._proc = subprocess.Popen(
-                ["git", "status", "--porcelain", "--untracked-files=normal", "-z", "--", *specs],
+                # --no-optional-locks: a probe must not rewrite the index (git status
+                # refreshes stale stat data in place), or a refused verb changed it.
+                [
+                    "git",
+                    "--no-optional-locks",
+                    "status",
+                    "--porcelain",
+                    "--untracked-files=normal",
+                    "-z",
+                    "--",
+                    *specs,
+                ],
                 cwd=workdir,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
