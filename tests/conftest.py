@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, git
+from tests.helpers import Repo, Templates, git
 
 ROOT = Path(__file__).resolve().parent.parent
 # pip's cache from the real HOME, so install tests do not download the world
@@ -168,3 +168,9 @@ def wheel_venv(built_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> P
     env["PIP_CACHE_DIR"] = PIP_CACHE
     subprocess.run([str(venv / "bin/pip"), "install", "-q", str(built_wheel)], check=True, env=env)
     return venv
+
+
+@pytest.fixture(scope="session")
+def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
+    """States many tests start from, built once and copied (tests.helpers.Templates)."""
+    return Templates(tmp_path_factory.getbasetemp() / "templates")

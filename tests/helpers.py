@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -181,3 +182,51 @@ def register(
         ]
     )
     return ledger(Path(repo.path), *args)
+
+
+def new_ledger(root: Path) -> Repo:
+    """``root/repo``: a fresh repository with a versions ledger (the ``repo`` fixture)."""
+    path = root / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    repo = Repo(path)
+    repo.ok("init")
+    return repo
+
+
+@dataclass
+class Templates:
+    """A state many tests start from, built once per test session (per xdist worker)
+    through ``git ledger`` like any other, then copied into each test's ``tmp_path``.
+
+    A template is a directory: the repository at ``repo/``, and whatever else its build
+    made beside it (a bare remote, results files). Remotes named by path are pointed at
+    the copy's. Builds run in the environment of the first test that asks (the hermetic
+    one every test has); a build that failed is built again by the next test that asks.
+    """
+
+    root: Path
+
+    def copy(self, name: str, dest: Path, build: Callable[[Path], object]) -> Repo:
+        src = self.root / name
+        done = self.root / f"{name}.built"
+        if not done.exists():
+            shutil.rmtree(src, ignore_errors=True)
+            src.mkdir(parents=True)
+            build(src)
+            done.touch()
+        for child in src.iterdir():
+            target = dest / child.name
+            if child.is_dir():
+                shutil.copytree(child, target, symlinks=True)
+            else:
+                shutil.copy2(child, target)
+        for clone in dest.iterdir():
+            if not (clone / ".git").is_dir():
+                continue
+            urls = git(clone, "config", "--get-regexp", r"^remote\..*\.url$", check=False)
+            for line in urls.splitlines():
+                key, _, url = line.partition(" ")
+                if url.startswith(str(src)):
+                    git(clone, "config", key, str(dest) + url[len(str(src)) :])
+        return Repo(dest / "repo")

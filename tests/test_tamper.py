@@ -15,10 +15,11 @@ import json
 import os
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, fingerprint, measure, register
+from tests.helpers import Repo, Templates, fingerprint, measure, new_ledger, register
 
 V1 = "training_log/V1.md"
 SEED1 = "training_log/results/V1/recent/seed-1.json"
@@ -44,9 +45,9 @@ def hooked_commit(repo: Repo, message: str, *paths: str) -> subprocess.Completed
     )
 
 
-@pytest.fixture
-def loop(repo: Repo) -> Repo:
+def honest_loop(root: Path) -> Repo:
     """An honest loop: V1 registered, its code committed through the hooks, 3 results."""
+    repo = new_ledger(root)
     repo.ok("hooks", "install")
     register(repo, "V1").code == 0 or pytest.fail("register failed")
     repo.write("src/model.py", "x = 1\n")
@@ -56,6 +57,11 @@ def loop(repo: Repo) -> Repo:
     measure(repo, "V1", "recent", 10.0, seeds=(1, 2, 3))
     assert repo.run("verify").code == 0
     return repo
+
+
+@pytest.fixture
+def loop(templates: Templates, tmp_path: Path) -> Repo:
+    return templates.copy("honest-loop", tmp_path, honest_loop)
 
 
 def registration(repo: Repo, vid: str = "V1") -> str:

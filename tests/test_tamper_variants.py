@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, fingerprint, git, measure, register
+from tests.helpers import Repo, Templates, fingerprint, git, measure, new_ledger, register
 from tests.test_tamper import SEED1, V1, assert_caught, edit_json, hand_commit, hooked_commit
 
 
-@pytest.fixture
-def loop(repo: Repo, tmp_path: Path) -> Repo:
+def synced_loop(root: Path) -> Repo:
     """An honest loop synced to a plain bare remote: V1 registered, code, 3 results."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
+    repo = new_ledger(root)
+    remote = root / "remote.git"
+    git(root, "init", "-q", "--bare", str(remote))
     repo.git("remote", "add", "origin", str(remote))
     repo.ok("hooks", "install")
     assert register(repo, "V1").code == 0
@@ -32,6 +32,11 @@ def loop(repo: Repo, tmp_path: Path) -> Repo:
     repo.ok("sync")
     assert repo.run("verify").code == 0
     return repo
+
+
+@pytest.fixture
+def loop(templates: Templates, tmp_path: Path) -> Repo:
+    return templates.copy("synced-loop", tmp_path, synced_loop)
 
 
 def other_clone(loop: Repo, tmp_path: Path, name: str = "other") -> Repo:
@@ -267,6 +272,21 @@ def test_a_forging_identity_is_refused_by_every_writing_verb(
     before = fingerprint(loop.path)
     monkeypatch.setenv(var, value)
     result = loop.run(*args)
+    assert result.code == 2, result.out + result.err
+    assert fingerprint(loop.path) == before
+
+
+def test_a_refusal_leaves_an_index_whose_stat_data_is_stale_as_it_was(
+    loop: Repo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A tree copied or touched since git last looked: git status would refresh the
+    index in place, so a refused transition's own probes must not run it that way."""
+    os.utime(loop.path / "src/model.py", (1_000_000, 1_000_000))  # same bytes, new stat
+    new = tmp_path / "r.json"
+    new.write_text(json.dumps({"score": 10.0}))
+    before = fingerprint(loop.path)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Eve <eve@example.com>")
+    result = loop.run("record", "V1", "--gate", "recent", "--seed", "7", str(new))
     assert result.code == 2, result.out + result.err
     assert fingerprint(loop.path) == before
 

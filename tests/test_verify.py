@@ -12,20 +12,16 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Repo, fingerprint, git, measure, register
-from tests.test_tamper import SEED1, V1, hand_commit, hooked_commit
+from tests.helpers import Repo, Templates, fingerprint, git, register
+from tests.test_tamper import SEED1, V1, hand_commit, honest_loop, hooked_commit
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def loop(repo: Repo) -> Repo:
-    repo.ok("hooks", "install")
-    assert register(repo, "V1").code == 0
-    repo.write("src/model.py", "x = 1\n")
-    assert hooked_commit(repo, "feat(model): V1 — the change", "src/model.py").returncode == 0
-    measure(repo, "V1", "recent", 10.0, seeds=(1, 2, 3))
-    return repo
+def loop(templates: Templates, tmp_path: Path) -> Repo:
+    """An honest loop: V1 registered, its code committed through the hooks, 3 results."""
+    return templates.copy("honest-loop", tmp_path, honest_loop)
 
 
 def notes(repo: Repo) -> list[dict[str, str]]:
