@@ -10,23 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, git, measure, register
-from tests.test_server import push, server
+from tests.helpers import Repo, Templates, git, measure, register
+from tests.test_server import published_loop, push
 from tests.test_tamper import SEED1, V1, assert_caught, hand_commit, hooked_commit
 
 
 @pytest.fixture
-def published(repo: Repo, tmp_path: Path) -> Repo:
+def published(templates: Templates, tmp_path: Path) -> Repo:
     """An honest loop (V1 registered, its code, three results) pushed to a server."""
-    remote = server(tmp_path)
-    repo.git("remote", "add", "origin", str(remote))
-    repo.ok("hooks", "install")
-    assert register(repo, "V1").code == 0
-    repo.write("src/model.py", "x = 1\n")
-    assert hooked_commit(repo, "feat(model): V1 — the change", "src/model.py").returncode == 0
-    measure(repo, "V1", "recent", 10.0, seeds=(1, 2, 3))
-    publish(repo)
-    return repo
+    return templates.copy("published-loop", tmp_path, published_loop)
 
 
 def publish(repo: Repo) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, git, measure, register
+from tests.helpers import Repo, Templates, git, measure, new_ledger, register
 from tests.test_tamper import SCENARIOS, hand_commit, hooked_commit
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,10 +47,10 @@ def push(repo: Repo, *refs: str, force: bool = False) -> subprocess.CompletedPro
     return subprocess.run(args, cwd=repo.path, capture_output=True, text=True, check=False)
 
 
-@pytest.fixture
-def published(repo: Repo, tmp_path: Path) -> Repo:
+def published_loop(root: Path) -> Repo:
     """An honest loop pushed (branch and witnesses) to a server running pre-receive."""
-    remote = server(tmp_path)
+    repo = new_ledger(root)
+    remote = server(root)
     repo.git("remote", "add", "origin", str(remote))
     repo.ok("hooks", "install")
     assert register(repo, "V1").code == 0
@@ -60,6 +60,11 @@ def published(repo: Repo, tmp_path: Path) -> Repo:
     done = push(repo, "HEAD:refs/heads/main", "refs/ledger/witness/*:refs/ledger/witness/*")
     assert done.returncode == 0, done.stderr
     return repo
+
+
+@pytest.fixture
+def published(templates: Templates, tmp_path: Path) -> Repo:
+    return templates.copy("published-loop", tmp_path, published_loop)
 
 
 @pytest.mark.parametrize("name", SERVER_SCENARIOS)
