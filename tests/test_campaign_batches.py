@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -26,14 +25,19 @@ MEASURES = (
 )
 
 
-@pytest.fixture
-def camp(bare_repo: Repo) -> Repo:
-    bare_repo.ok("init", "--preset", "campaign")
-    bare_repo.write(
+def new_camp(repo: Repo) -> Repo:
+    """A campaign ledger with its contract committed."""
+    repo.ok("init", "--preset", "campaign")
+    repo.write(
         "training_log/contract.md", "# Contract\n\nWe measure speed. Only src/ may change.\n"
     )
-    bare_repo.ok("contract")
-    return bare_repo
+    repo.ok("contract")
+    return repo
+
+
+@pytest.fixture
+def camp(bare_repo: Repo) -> Repo:
+    return new_camp(bare_repo)
 
 
 def _code(repo: Repo, name: str) -> str:
@@ -232,15 +236,20 @@ def test_mistakes_log(camp: Repo) -> None:
     assert "Timed the cold start" in text and "warm-up check" in text
 
 
-@pytest.fixture
-def batch(bare_repo: Repo, tmp_path: Path) -> Repo:
-    bare_repo.ok("init", "--preset", "batches")
-    bare_repo.write("training_log/forbidden.txt", "answer key\ngold label\n")
-    bare_repo.commit_all("chore: vocabulary", "--no-verify")
-    weights = tmp_path / "w.json"
+def new_batch(repo: Repo) -> Repo:
+    """A batches ledger with its vocabulary and initial weights committed."""
+    repo.ok("init", "--preset", "batches")
+    repo.write("training_log/forbidden.txt", "answer key\ngold label\n")
+    repo.commit_all("chore: vocabulary", "--no-verify")
+    weights = repo.path.parent / "w.json"
     weights.write_text(json.dumps({"style": {"tone": "plain", "length": 3}, "frozen_label": "A"}))
-    bare_repo.ok("weights", "init", str(weights), "--frozen", "frozen_label")
-    return bare_repo
+    repo.ok("weights", "init", str(weights), "--frozen", "frozen_label")
+    return repo
+
+
+@pytest.fixture
+def batch(bare_repo: Repo) -> Repo:
+    return new_batch(bare_repo)
 
 
 def close_batch(repo: Repo, flags: str) -> None:

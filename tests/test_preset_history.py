@@ -10,18 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from ledger.core.loops import NAMES, by_name
-from tests.helpers import Repo
-from tests.test_campaign_batches import (  # noqa: F401 (fixtures)
-    _code,
-    _record,
-    batch,
-    camp,
-    close_batch,
-)
+from tests.helpers import Repo, Templates, git
+from tests.test_campaign_batches import _code, _record, close_batch, new_batch, new_camp
 from tests.test_tamper import hand_commit
 
 Tamper = Callable[[Repo], tuple[str, str]]
@@ -42,9 +37,20 @@ def first(repo: Repo, pattern: str) -> str:
 # --- campaign -------------------------------------------------------------------------
 
 
+def _repo(root: Path) -> Repo:
+    (root / "repo").mkdir()
+    git(root / "repo", "init", "-q")
+    return Repo(root / "repo")
+
+
 @pytest.fixture
-def campaign(camp: Repo) -> Repo:  # noqa: F811
+def campaign(templates: Templates, tmp_path: Path) -> Repo:
+    return templates.copy("campaign-history", tmp_path, campaign_history)
+
+
+def campaign_history(root: Path) -> Repo:
     """A campaign with a base, an armed owner, a promoted and a rejected candidate."""
+    camp = new_camp(_repo(root))
     assert _record(camp, _code(camp, "base"), "base").returncode == 0
     camp.ok("arm")
     assert (
@@ -145,8 +151,13 @@ def test_a_whole_revert_of_a_candidate_is_withdrawn_not_a_finding(campaign: Repo
 
 
 @pytest.fixture
-def batches(batch: Repo) -> Repo:  # noqa: F811
+def batches(templates: Templates, tmp_path: Path) -> Repo:
+    return templates.copy("batches-history", tmp_path, batches_history)
+
+
+def batches_history(root: Path) -> Repo:
     """Weights initialised, batch 0 closed, one revision, batch 1 closed, weights copied."""
+    batch = new_batch(_repo(root))
     close_batch(batch, "true,true,true,true,true,true,true,false")
     batch.ok("weights", "revise", "--target", "style", "--key", "tone", "--new", "warm",
              "--reason", "reviews")  # fmt: skip
