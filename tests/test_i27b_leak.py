@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, fingerprint
+from tests.helpers import Repo, Templates, fingerprint, git
 from tests.test_i27b_batches import topic
 from tests.test_loops_walkfix_versions import gl, ok
 
@@ -44,11 +44,19 @@ def revise(repo: Repo, new: str, *extra: str) -> subprocess.CompletedProcess[str
     )  # fmt: skip
 
 
+def closed_batch(root: Path) -> Repo:
+    """Batch 0 of a batches ledger with a vocabulary, closed, hooks installed."""
+    (root / "repo").mkdir()
+    git(root / "repo", "init", "-q")
+    repo = Repo(root / "repo")
+    start(repo, root, "checklist\nanswer key\n")
+    close(repo)
+    return repo
+
+
 @pytest.fixture
-def batch(bare_repo: Repo, tmp_path: Path) -> Repo:
-    start(bare_repo, tmp_path, "checklist\nanswer key\n")
-    close(bare_repo)
-    return bare_repo
+def batch(templates: Templates, tmp_path: Path) -> Repo:
+    return templates.copy("leak-closed-batch", tmp_path, closed_batch)
 
 
 @pytest.mark.parametrize(
