@@ -16,7 +16,7 @@ import pytest
 
 from ledger.core import caches
 from ledger.core.verifycache import RULES_VERSION
-from tests.helpers import Repo, git, register
+from tests.helpers import Repo, Templates, git, register
 from tests.scripted import SPLIT, Plan
 from tests.test_tamper import hand_commit
 
@@ -35,11 +35,18 @@ def hooked_push(repo: Repo) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def concluded(bare_repo: Repo, tmp_path: Path) -> Repo:
-    """Hooks installed, a bare remote: V1 registered, run on four seeds, concluded, pushed."""
-    repo = bare_repo
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
+def concluded(templates: Templates, tmp_path: Path) -> Repo:
+    """Hooks installed, a bare remote: V1 registered, run on four seeds, concluded, pushed.
+    (The copy's gate runs the template's scripted evaluation: its plan is never changed.)"""
+    return templates.copy("remeasure-concluded", tmp_path, concluded_v1)
+
+
+def concluded_v1(root: Path) -> Repo:
+    (root / "repo").mkdir()
+    git(root / "repo", "init", "-q")
+    repo = Repo(root / "repo")
+    remote = root / "remote.git"
+    git(root, "init", "-q", "--bare", str(remote))
     repo.git("remote", "add", "origin", str(remote))
     plan = Plan(repo, ("recent",))
     plan.data["split"] = {**SPLIT, "42": 0.0}  # a seed the version was not run on
