@@ -16,9 +16,12 @@ from dataclasses import dataclass
 
 from ledger.core.errors import BadInput, Refused
 from ledger.core.history import STARTS
+from ledger.core.model.ids import VersionId
 from ledger.core.runfiles import alive
 from ledger.core.state import LedgerState, Result
 from ledger.core.store import TRAILER_STEP, TRAILER_TRANSITION, Store
+from ledger.presets.versions import stepindex
+from ledger.presets.versions.stepindex import Row
 
 SEED_IN_LABEL = re.compile(r"\bseed (\S+)")
 
@@ -141,22 +144,31 @@ def history_of(
     for vid, at in starts.items():
         by_start.setdefault(at, []).append(vid)
     oldest = min(state.version_key(v) for v in set(starts.values()))
-    for info in store.walk(None):
-        step = info.trailer(TRAILER_STEP)
-        if step is None:
-            continue
-        kind = info.trailer(TRAILER_TRANSITION)
+    for commit, step, kind in _stepped(state, store, oldest):
         if kind is None:
             if step in found:
-                found[step].append(info.id)
+                found[step].append(commit)
             continue
         if kind not in STARTS and kind != "matrix-register":
             continue
         for vid in [v for v in by_start.get(step, ()) if v in found]:
-            done[vid] = (info.id, found.pop(vid))
+            done[vid] = (commit, found.pop(vid))
         if not found or state.version_key(step) < oldest:
             break
     return done
+
+
+def _stepped(state: LedgerState, store: Store, oldest: VersionId) -> Iterable[Row]:
+    """The commits of HEAD's history that carry a step, newest first: read from the kept
+    index when the walk reaches back to the ledger's first version (it reads the whole
+    history then), else walked lazily (a walk for recent versions stops early)."""
+    if state.versions and oldest <= min(state.version_key(v.id) for v in state.versions):
+        return stepindex.steps(store)
+    return (
+        (info.id, step, info.trailer(TRAILER_TRANSITION))
+        for info in store.walk(None)
+        if (step := info.trailer(TRAILER_STEP)) is not None
+    )
 
 
 def flags_of(
