@@ -261,6 +261,26 @@ def _aged(lock: Path, seconds: float) -> None:
     os.utime(lock, (time.time() - seconds, time.time() - seconds))
 
 
+def test_doctor_finishes_an_interrupted_transition_once_a_brief_index_lock_goes(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """A process at work holds the index for a moment while doctor --fix runs (what
+    next proposed a moment before): doctor waits for it, as a transition does, and then
+    finishes the transition."""
+    repo = interrupted_conclude(shop(bare_repo), tmp_path)
+    lock = repo.path / ".git/index.lock"
+    lock.write_text("")
+    holder = subprocess.Popen(["sh", "-c", f"sleep 1.5; rm -f '{lock}'"])
+    try:
+        fixed = repo.run("doctor", "--fix")
+    finally:
+        holder.wait()
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert "completed the interrupted transition" in fixed.out
+    assert not lock.exists()
+    assert repo.git("status", "--porcelain", "--", "training_log") == ""
+
+
 def test_an_interrupted_transition_waits_for_an_index_lock_doctor_leaves(
     bare_repo: Repo, tmp_path: Path
 ) -> None:

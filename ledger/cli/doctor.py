@@ -11,6 +11,7 @@ and only those the ledger itself recorded.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,9 @@ from ledger.core.workspace import frozen_edit
 
 HARDENING = {"gc.auto": "0", "core.fsmonitor": "false"}
 LOCK_WAIT = 60.0  # seconds: git holds a lock for the length of one command
+# How long --fix waits for an index lock before finishing an interrupted transition: as
+# long as a transition itself waits for a busy index (ledger.core.store.worktree).
+INDEX_WAIT = 11.0
 
 
 @dataclass
@@ -74,6 +78,13 @@ def check_journal(store: Store, fix: bool, report: Report, locked: list[Path]) -
     if pending is None:
         return
     interrupted = f"a transition was interrupted ({str(pending.get('new'))[:10]})"
+    if fix and locked:
+        # An index held for a moment (an editor's git status, a git command that is
+        # about to end) is waited for, as a transition waits for it.
+        deadline = time.monotonic() + INDEX_WAIT
+        while any(p.exists() for p in locked) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        locked = [p for p in locked if p.exists()]
     if fix and locked:
         report.problems.append(
             f"{interrupted}; it is finished once {locked[0]} is gone: "
