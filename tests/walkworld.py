@@ -67,7 +67,16 @@ FILL = {
 }
 # Actions of `next` that repair the machine rather than step the loop: while `next`
 # proposes one of them it does not say the loop is healthy.
-REPAIRS = ("void", "fix-entry", "wait", "doctor", "record-finished", "status")
+REPAIRS = (
+    "void",
+    "fix-entry",
+    "wait",
+    "doctor",
+    "record-finished",
+    "status",
+    "remove-lock",
+    "drop-commit",
+)
 TIMEOUT = 180
 
 
@@ -207,7 +216,8 @@ class World:
         self.tally = Tally()
         self.recent: list[str] = []
         self.durations: dict[str, float] = {}
-        self.status: dict[str, Any] = {}
+        self._status: dict[str, Any] = {}
+        self._status_at: str | None = None  # the HEAD status --json was read at
         self.checked: str | None = None
         self.settings: dict[str, str] = {}  # what config set last wrote
         self.env = dict(os.environ)
@@ -236,7 +246,7 @@ class World:
         self.must("git config remote.origin.receivepack 'setsid git-receive-pack'")
         self.must("git push -q origin HEAD")
         self.checked = None
-        self.status = {}
+        self._status, self._status_at = {}, None
         self.settings = {}
         self.fails_in_a_row = 0
 
@@ -337,16 +347,23 @@ class World:
         data: dict[str, Any] = json.loads(done.out)
         return data
 
+    @property
+    def status(self) -> dict[str, Any]:
+        """``status --json`` at HEAD, read when the world's choices need it (the health
+        of a step is ``next``'s word alone: :meth:`healthy`)."""
+        head = self.head()
+        if head != self._status_at:
+            done = self.sh("git ledger status --json")
+            if done.code != 0:
+                self.fail("status-failed", "git ledger status --json", done, {})
+            self._status, self._status_at = json.loads(done.out), head
+        return self._status
+
     def check_health(self, nxt: dict[str, Any]) -> None:
         """When ``next`` says the loop is healthy, verify and a push with hooks pass."""
         head = self.head()
         if head == self.checked:
             return
-        done = self.sh("git ledger status --json")
-        if done.code != 0:
-            self.fail("status-failed", "git ledger status --json", done, nxt)
-            return
-        self.status = json.loads(done.out)
         self.checked = head
         if not self.healthy(nxt):
             return
@@ -360,11 +377,13 @@ class World:
             self.fail("push", "git push origin HEAD", push, nxt)
 
     def healthy(self, nxt: dict[str, Any]) -> bool:
+        """Whether ``next`` says the loop is healthy: a step of the loop, not a repair of
+        the machine (a lock, an interrupted transition, uncommitted entries, a run still
+        running, history findings) nor a person's decision. ``status`` is not asked:
+        a problem it shows that ``next`` steps past fails the walk at verify or push."""
         action, command = str(nxt.get("action")), str(nxt.get("command"))
         return (
-            not self.status.get("problems")
-            and not self.status.get("machine")  # status --json lists machine problems here
-            and not self.status.get("runs", {}).get("running")
+            needs_person(nxt) is None
             and action not in REPAIRS
             and not any(f"git ledger {verb}" in command for verb in ("doctor", "wait", "void"))
             and "--record-finished" not in command
