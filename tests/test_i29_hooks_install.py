@@ -37,9 +37,8 @@ def test_hooks_install_server_in_a_clone_adds_pre_receive_and_update(repo: Repo)
     assert _ours(repo.path / ".git" / "hooks") == []
 
 
-def test_hooks_install_server_in_a_bare_repository_refuses_a_tampered_push(
-    repo: Repo, tmp_path: Path
-) -> None:
+def _served(tmp_path: Path) -> Path:
+    """A bare repository with the server's hooks, installed through git's dispatch."""
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     installed = subprocess.run(
@@ -50,6 +49,13 @@ def test_hooks_install_server_in_a_bare_repository_refuses_a_tampered_push(
         check=False,
     )
     assert installed.returncode == 0, installed.stderr
+    return remote
+
+
+def test_hooks_install_server_in_a_bare_repository_refuses_a_tampered_push(
+    repo: Repo, tmp_path: Path
+) -> None:
+    remote = _served(tmp_path)
     assert _ours(remote / "hooks") == ["pre-receive", "update"]
     repo.git("remote", "add", "origin", str(remote))
     repo.ok("hooks", "install")
@@ -70,16 +76,7 @@ def test_the_server_pair_judges_a_push_once(repo: Repo, tmp_path: Path) -> None:
     """git runs pre-receive on the whole push before any update hook: with ours beside
     it, update starts no check of its own; alone (or beside a foreign pre-receive) it
     judges each ref, and a tampered push is refused either way."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(remote))
-    served = subprocess.run(
-        ["git", "ledger", "hooks", "install", "--server"],
-        cwd=remote,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert served.returncode == 0, served.stderr
+    remote = _served(tmp_path)
     update = remote / "hooks" / "update"
     # Every Python the update hook starts says so on the pushing side ("remote: ...").
     update.write_text(update.read_text().replace("-I -S -c", "-X importtime -I -S -c"))
