@@ -281,6 +281,29 @@ def test_doctor_finishes_an_interrupted_transition_once_a_brief_index_lock_goes(
     assert repo.git("status", "--porcelain", "--", "training_log") == ""
 
 
+def test_a_recent_index_lock_that_stops_doctor_comes_before_a_stale_lock(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """An interrupted transition, a recent index lock no process holds (a killed git's)
+    and a stale branch lock: doctor --fix would remove the stale lock, then stop at the
+    index lock (exit 1). next names the index lock first, as a person's call; once it is
+    gone, doctor --fix does the rest."""
+    repo = interrupted_conclude(shop(bare_repo), tmp_path)
+    index = repo.path / ".git/index.lock"
+    branch = repo.path / ".git/refs/heads/main.lock"
+    _aged(index, 5)
+    _aged(branch, 3 * 3600)
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "remove-lock" and "decide" in nxt, nxt
+    assert str(index) in nxt["command"], nxt
+    index.unlink()  # the person's call: the git that wrote it has ended
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["command"] == "git ledger doctor --fix", nxt
+    fixed = repo.run("doctor", "--fix")
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert "completed the interrupted transition" in fixed.out and not branch.exists()
+
+
 def test_an_interrupted_transition_waits_for_an_index_lock_doctor_leaves(
     bare_repo: Repo, tmp_path: Path
 ) -> None:
