@@ -327,7 +327,7 @@ class World:
         if done.code == 0:
             self.fails_in_a_row = 0
         elif person:
-            self.as_person()
+            self.as_person(nxt)
         else:
             self.fail("refused", command, done, nxt)
 
@@ -425,11 +425,25 @@ class World:
             self.as_person()
         raise _Abandoned  # the step's command was chosen in a state that is gone
 
-    def as_person(self) -> None:
+    def as_person(self, nxt: dict[str, Any] | None = None) -> None:
         """What a person does when the loop is stuck: finish or abort git's own
-        operations, remove lock files, let doctor fix and stop what it can."""
+        operations, remove lock files, let doctor fix and stop what it can, and restore
+        history the way ``next`` says (a ``git revert`` it names)."""
         for op in ("merge", "revert", "cherry-pick"):
             self.sh(f"git {op} --abort")
+        # A ledger entry is never deleted: a deletion git shows (staged or not) is put
+        # back from the commit before history is restored (a revert refuses to run over
+        # it). Noted: status and next do not read the directories only transitions write.
+        deleted = self.sh("git diff --name-only -z --diff-filter=D HEAD -- training_log").out
+        for path in [p for p in deleted.split("\0") if p]:
+            self.sh(f"git restore --source=HEAD --staged --worktree -- {shlex.quote(path)}")
+            self.note(f"a person restored a deleted entry under {path.rsplit('/', 1)[0]}/")
+        said = f"{(nxt or {}).get('decide', '')} {(nxt or {}).get('reason', '')}"
+        for sha in dict.fromkeys(re.findall(r"\bgit revert ([0-9a-f]{7,40})\b", said)):
+            done = self.sh(f"git revert --no-edit {sha}")
+            if done.code != 0:
+                self.sh("git revert --abort")
+                self.note("a person's revert did not apply", done)
         git_dir = self.repo / ".git"
         for lock in [git_dir / "index.lock", *git_dir.joinpath("refs").rglob("*.lock")]:
             lock.unlink(missing_ok=True)
