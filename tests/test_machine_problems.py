@@ -321,6 +321,8 @@ def test_an_interrupted_transition_waits_for_an_index_lock_doctor_leaves(
     assert "Traceback" not in done.err
     said = [line for line in done.out.splitlines() if "a transition was interrupted" in line]
     assert len(said) == 1 and str(lock) in said[0] and "wait" in said[0], done.out
+    # Behind an unfinished transition the work tree is not a leftover: nothing autosaved.
+    assert "autosave" not in done.out, done.out
     assert repo.git("rev-parse", "HEAD") == head and lock.exists()
     assert sorted((repo.path / ".git/ledger").iterdir()) == journal
     _aged(lock, 3 * 3600)  # now old and nobody's

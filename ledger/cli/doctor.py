@@ -71,12 +71,14 @@ def check_git_responds(store: Store, report: Report) -> bool:
     return True
 
 
-def check_journal(store: Store, fix: bool, report: Report, locked: list[Path]) -> None:
+def check_journal(store: Store, fix: bool, report: Report, locked: list[Path]) -> bool:
     """An interrupted transition; with ``fix`` finished, unless an index lock it would
-    wait on is ``locked`` (then what to wait for, not git's "File exists" half-way)."""
+    wait on is ``locked`` (then what to wait for, not git's "File exists" half-way).
+    False while one stands: the work tree is behind its commit, so what it shows is not
+    a leftover to autosave."""
     pending = store.pending_journal()
     if pending is None:
-        return
+        return True
     interrupted = f"a transition was interrupted ({str(pending.get('new'))[:10]})"
     if fix and locked:
         # An index held for a moment (an editor's git status, a git command that is
@@ -90,15 +92,17 @@ def check_journal(store: Store, fix: bool, report: Report, locked: list[Path]) -
             f"{interrupted}; it is finished once {locked[0]} is gone: "
             "wait for the process that holds it, then run git ledger doctor --fix"
         )
-    elif fix:
+        return False
+    if fix:
         try:
             done = store.recover_journal()
         except LedgerError as exc:
             report.problems.append(f"{interrupted}: {exc.one_line()}")
-            return
+            return False
         report.fixed.append(done or "cleared an interrupted transition")
-    else:
-        report.problems.append(f"{interrupted}: git ledger doctor --fix finishes it")
+        return True
+    report.problems.append(f"{interrupted}: git ledger doctor --fix finishes it")
+    return False
 
 
 def check_entries(store: Store, config: LedgerConfig, fix: bool, report: Report) -> None:
@@ -342,8 +346,8 @@ def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool, wait_locks: bool =
         loaded = load_config(store)
         stale = loaded[0].doctor.stale_lock_minutes if loaded else 10.0
         left = check_locks(store, stale, fix, report)
-        check_journal(store, fix, report, [p for p in left if p.name == "index.lock"])
-        if loaded is not None and store.workdir is not None:
+        caught_up = check_journal(store, fix, report, [p for p in left if p.name == "index.lock"])
+        if loaded is not None and store.workdir is not None and caught_up:
             check_entries(store, loaded[0], fix, report)
         if loaded is not None:
             check_parsed(store, loaded[0], report)
