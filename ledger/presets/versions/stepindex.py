@@ -68,6 +68,8 @@ def _on_top(store: Store, tip: str, kept: tuple[str, list[Row]]) -> list[Row] | 
     """The rows of ``tip`` from the kept ones, when ``tip`` is the kept tip plus a chain
     of single-parent commits; None when it is not (or the chain is longer than REACH)."""
     since, rows = kept
+    if not store.has_commit(since) or not store.is_ancestor(since, tip):
+        return None  # another branch, a reset: no chain leads back to the kept tip
     chain: list[CommitInfo] = []
     at = tip
     while at != since:
