@@ -39,6 +39,17 @@ def pytest_configure(config: pytest.Config) -> None:
     compileall.compile_dir(ROOT / "ledger", quiet=2)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: a worker per core, and one more. The tests wait on git and on the
+    processes they start (a lock held for a while, a run killed at a moment, a remote's
+    side of a push), so two workers left a 2-core machine idle a sixth of the time.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set (xdist reads it)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
+
+
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path_factory.mktemp("home")
