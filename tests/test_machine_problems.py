@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from ledger.cli.doctor import INDEX_WAIT
 from tests.helpers import Repo
 from tests.test_next_refusals import (
     concluded_v1,
@@ -302,6 +303,22 @@ def test_a_recent_index_lock_that_stops_doctor_comes_before_a_stale_lock(
     fixed = repo.run("doctor", "--fix")
     assert fixed.code == 0, fixed.out + fixed.err
     assert "completed the interrupted transition" in fixed.out and not branch.exists()
+
+
+def test_a_linked_work_trees_index_lock_does_not_hold_up_the_transition(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """doctor --fix brings this work tree's index up to the interrupted transition's
+    commit: a recent lock in another work tree's index is left alone, and not waited on."""
+    repo = interrupted_conclude(shop(bare_repo), tmp_path)
+    repo.git("worktree", "add", "-q", "--detach", str(tmp_path / "cell"), "HEAD~1")
+    linked = next((repo.path / ".git/worktrees").iterdir()) / "index.lock"
+    _aged(linked, 5)
+    started = time.monotonic()
+    fixed = repo.run("doctor", "--fix")
+    assert "completed the interrupted transition" in fixed.out, fixed.out + fixed.err
+    assert time.monotonic() - started < INDEX_WAIT, "it waited on another work tree's index"
+    assert linked.exists()
 
 
 def test_an_interrupted_transition_waits_for_an_index_lock_doctor_leaves(

@@ -346,7 +346,10 @@ def run(cwd: Path, fix: bool, stop_runs: bool, as_json: bool, wait_locks: bool =
         loaded = load_config(store)
         stale = loaded[0].doctor.stale_lock_minutes if loaded else 10.0
         left = check_locks(store, stale, fix, report)
-        caught_up = check_journal(store, fix, report, [p for p in left if p.name == "index.lock"])
+        # The index an interrupted transition brings up to its commit is this work tree's
+        # (a linked one's lock, a matrix cell's, is not in its way).
+        index = (store.git_dir / "index.lock").resolve()
+        caught_up = check_journal(store, fix, report, [p for p in left if p.resolve() == index])
         if loaded is not None and store.workdir is not None and caught_up:
             check_entries(store, loaded[0], fix, report)
         if loaded is not None:

@@ -199,10 +199,9 @@ def _locks(where: Situation) -> list[Problem]:
     # doctor --fix finishes an interrupted transition only into a free index: a recent
     # index lock no process holds stops it (exit 1) after it removed the stale ones, so
     # that lock, a person's call, comes first (the batches walk's seed 25, step 108).
+    index = (gitdir / "index.lock").resolve()
     blocking = [
-        lock
-        for lock in locks
-        if lock.path == gitdir / "index.lock" and not lock.stale and not lock.busy
+        lock for lock in locks if lock.path.resolve() == index and not lock.stale and not lock.busy
     ]
     if not (gitdir / JOURNAL).is_file():
         blocking = []
