@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, Templates, git
+from tests.helpers import Repo, Templates, git, once, session_root
 
 ROOT = Path(__file__).resolve().parent.parent
 # pip's cache from the real HOME, so install tests do not download the world
@@ -150,38 +150,41 @@ def repo(bare_repo: Repo) -> Repo:
 
 @pytest.fixture(scope="session")
 def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """This checkout built as a wheel, once per test session (per worker under xdist;
-    the modules that use it share one xdist group, so one worker builds it)."""
+    """This checkout built as a wheel, once per test session (tests.helpers.once)."""
     import subprocess
 
-    out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-        check=True,
-        env={**os.environ, "PIP_CACHE_DIR": PIP_CACHE},
-    )
+    def build(out: Path) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+            check=True,
+            env={**os.environ, "PIP_CACHE_DIR": PIP_CACHE},
+        )
+
+    out = once(session_root(tmp_path_factory.getbasetemp()) / "wheel", build)
     return next(out.glob("git_ledger-*.whl"))
 
 
 @pytest.fixture(scope="session")
 def wheel_venv(built_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel installed without extras: what
-    `pip install git-ledger` gives a user. Installed once; tests only run it."""
+    `pip install git-ledger` gives a user. Installed once per session; tests only run it."""
     import subprocess
 
-    venv = tmp_path_factory.mktemp("wheel-venv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("GIT_", "LEDGER_", "PYTHON", "VIRTUAL_ENV"))
-    }
-    env["PIP_CACHE_DIR"] = PIP_CACHE
-    subprocess.run([str(venv / "bin/pip"), "install", "-q", str(built_wheel)], check=True, env=env)
-    return venv
+    def build(where: Path) -> None:
+        subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("GIT_", "LEDGER_", "PYTHON", "VIRTUAL_ENV"))
+        }
+        env["PIP_CACHE_DIR"] = PIP_CACHE
+        pip = str(where / "venv/bin/pip")
+        subprocess.run([pip, "install", "-q", str(built_wheel)], check=True, env=env)
+
+    return once(session_root(tmp_path_factory.getbasetemp()) / "wheel-venv", build) / "venv"
 
 
 @pytest.fixture(scope="session")
 def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
     """States many tests start from, built once and copied (tests.helpers.Templates)."""
-    return Templates(tmp_path_factory.getbasetemp() / "templates")
+    return Templates(session_root(tmp_path_factory.getbasetemp()) / "templates")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -194,10 +196,39 @@ def new_ledger(root: Path) -> Repo:
     return repo
 
 
+def session_root(base: Path) -> Path:
+    """A directory every xdist worker of this test session shares, from a worker's
+    ``tmp_path_factory.getbasetemp()`` (a worker's is a child of the session's)."""
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def once(path: Path, build: Callable[[Path], object]) -> Path:
+    """``path``, made by ``build(path)`` once per test session: by the first worker that
+    asks, while the others wait on a lock beside it. A build that failed is built again
+    by the next that asks.
+
+    Not xdist groups: with pytest 9, pytest-xdist 3.8's ``--dist loadgroup`` no longer
+    keeps a group on one worker (it renames ``item._nodeid``, which pytest 9 no longer
+    reads), so a session or module fixture was built on every worker that ran one of
+    its tests, and again after each teardown between them (the wheel, its virtual
+    environment and the README walk three times each)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    done = path.with_name(f"{path.name}.built")
+    with open(path.with_name(f"{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            path.mkdir()
+            build(path)
+            done.touch()
+    return path
+
+
 @dataclass
 class Templates:
-    """A state many tests start from, built once per test session (per xdist worker)
-    through ``git ledger`` like any other, then copied into each test's ``tmp_path``.
+    """A state many tests start from, built once per test session (:func:`once`: by
+    whichever xdist worker asks first) through ``git ledger`` like any other, then
+    copied into each test's ``tmp_path``.
 
     A template is a directory: the repository at ``repo/``, and whatever else its build
     made beside it (a bare remote, results files). Remotes named by path are pointed at
@@ -208,13 +239,7 @@ class Templates:
     root: Path
 
     def copy(self, name: str, dest: Path, build: Callable[[Path], object]) -> Repo:
-        src = self.root / name
-        done = self.root / f"{name}.built"
-        if not done.exists():
-            shutil.rmtree(src, ignore_errors=True)
-            src.mkdir(parents=True)
-            build(src)
-            done.touch()
+        src = once(self.root / name, build)
         for child in src.iterdir():
             target = dest / child.name
             if child.is_dir():

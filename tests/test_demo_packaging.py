@@ -48,7 +48,6 @@ def test_demo_refuses_a_non_empty_directory(tmp_path: Path) -> None:
 
 
 # The installed wheel is shared with test_user_path: one worker builds it.
-pytestmark = pytest.mark.xdist_group("wheel")
 
 
 @pytest.fixture

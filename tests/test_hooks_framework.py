@@ -18,9 +18,6 @@ from tests.helpers import Repo, git, register
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ["ledger", "hooks", "templates", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml"]
 
-# The module-scoped fixture is built once: its tests stay on one xdist worker.
-pytestmark = pytest.mark.xdist_group("hooks-framework")
-
 
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:

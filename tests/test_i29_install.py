@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 from tests.conftest import PIP_CACHE
@@ -57,7 +56,6 @@ def test_readme_and_ci_examples_install_from_a_source_that_exists_today() -> Non
         assert re.fullmatch(r"git\+https://\S+@v\d+\.\d+\.\d+", source), (name, source)
 
 
-@pytest.mark.xdist_group("wheel")
 def test_readme_ci_install_line_installs_offline_in_a_fresh_venv(tmp_path: Path) -> None:
     env = {
         k: v

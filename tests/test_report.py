@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import noisy_results
+from tests.helpers import noisy_results, once, session_root
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("LEDGER_ARTIFACTS", ROOT / ".artifacts"))
@@ -51,15 +51,25 @@ def _measure(repo: Path, vid: str, means: dict[str, float], tmp: Path) -> None:
             cli(repo, "record", vid, "--gate", gate, "--seed", str(seed), str(path))
 
 
-# The module-scoped fixture is built once: its tests stay on one xdist worker.
-pytestmark = pytest.mark.xdist_group("report")
-
-
 @pytest.fixture(scope="module")
 def big_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Eleven versions over three gates, a refutation streak and its reflection, an
-    override, and a two-cell matrix."""
+    override, and a two-cell matrix: built once per session (tests.helpers.once), a copy
+    per module."""
+    built = once(session_root(tmp_path_factory.getbasetemp()) / "report", _big_ledger)
     root = tmp_path_factory.mktemp("report")
+    repo = root / "repo"
+    shutil.copytree(built / "repo", repo, symlinks=True)
+    # The matrix's cells' work trees came along: point them and the copy at each other
+    # (never the built one's, which the other copies start from).
+    links = [*repo.glob(".git/worktrees/*/gitdir"), *repo.glob(".ledger/worktrees/*/.git")]
+    assert links, "the matrix's cells have work trees"
+    for link in links:
+        link.write_text(link.read_text().replace(str(built / "repo"), str(repo)))
+    return repo
+
+
+def _big_ledger(root: Path) -> None:
     repo, tmp = root / "repo", root / "in"
     repo.mkdir()
     tmp.mkdir()
@@ -148,7 +158,6 @@ def big_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
         worktree = next((repo / ".ledger/worktrees").glob(f"v11-{cell.lower()}-*"))
         _measure(worktree, f"V11.{cell}", {"recent": mean}, tmp)
     cli(repo, "matrix", "conclude", "V11", "--winner", "A")
-    return repo
 
 
 def _tables(markdown: str) -> list[list[str]]:

@@ -18,6 +18,7 @@ import pytest
 
 from tests import shells
 from tests.conftest import PIP_CACHE
+from tests.helpers import once, session_root
 from tests.test_readme import readme_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,22 +38,15 @@ class User:
         return proc
 
 
-# The installed wheel is shared with test_demo_packaging: one worker builds it.
-pytestmark = pytest.mark.xdist_group("wheel")
-
-
 @pytest.fixture(scope="module")
 def walked(
     wheel_venv: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[dict[str, str], Path, str]:
-    base = tmp_path_factory.mktemp("user")
+    """The README's walk as a user types it, run once per test session
+    (tests.helpers.once); each test works on a copy of its repository."""
+    base = session_root(tmp_path_factory.getbasetemp()) / "user"
     venv = wheel_venv
     home = base / "home"
-    home.mkdir()
-    (home / ".gitconfig").write_text(
-        "[init]\n\tdefaultBranch = main\n[user]\n\tname = A User\n\temail = user@example.com\n"
-        '[protocol "file"]\n\tallow = always\n'
-    )
     env = {
         k: v
         for k, v in os.environ.items()
@@ -70,14 +64,29 @@ def walked(
         GIT_PAGER="cat",
         TZ="UTC",
     )
-    work = base / "work"
-    work.mkdir()
-    script = "set -euo pipefail\n" + "\n".join(code for why, code in readme_blocks() if why is None)
-    proc = subprocess.run(
-        ["bash", "--norc", "-c", script], cwd=work, env=env, capture_output=True, text=True
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
-    return env, work / "shop", proc.stdout
+
+    def walk(base: Path) -> None:
+        home.mkdir()
+        (home / ".gitconfig").write_text(
+            "[init]\n\tdefaultBranch = main\n[user]\n\tname = A User\n"
+            "\temail = user@example.com\n"
+            '[protocol "file"]\n\tallow = always\n'
+        )
+        work = base / "work"
+        work.mkdir()
+        blocks = (code for why, code in readme_blocks() if why is None)
+        proc = subprocess.run(
+            ["bash", "--norc", "-c", "set -euo pipefail\n" + "\n".join(blocks)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+        (base / "stdout.txt").write_text(proc.stdout)
+
+    once(base, walk)
+    return env, base / "work" / "shop", (base / "stdout.txt").read_text()
 
 
 @pytest.fixture
