@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -104,6 +105,31 @@ def test_uncommitted_entries_come_first_and_are_autosaved(bare_repo: Repo, tmp_p
     assert any("uncommitted ledger files: training_log/V1.md" in p for p in listed)
     assert walk_to(repo, "register") == ["register"]
     pushes(repo, tmp_path)
+
+
+def test_a_copied_work_tree_is_read_by_content_and_its_index_left_as_it_is(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """A copy (a restored backup, a cached CI checkout) has an index whose stat data
+    matches no file: each unchanged file still reads as unchanged, an edit of the same
+    size still shows, and no read rewrites the index."""
+    repo = concluded_v1(bare_repo)
+    copy = Repo(tmp_path / "copy")
+    shutil.copytree(repo.path, copy.path, symlinks=True)
+    index = (copy.path / ".git/index").read_bytes()
+    assert problems(copy) == []
+    assert copy.ok("next", "--json").json()["action"] == "register"
+    assert (copy.path / ".git/index").read_bytes() == index
+    entry = copy.path / "training_log/V1.md"
+    text = entry.read_text()
+    entry.write_text(text.replace("go on", "go 0n"))
+    assert len(entry.read_bytes()) == len(text.encode())
+    assert any("uncommitted ledger files: training_log/V1.md" in p for p in problems(copy))
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    push = sh(copy, f"git push -q {remote} HEAD:refs/heads/main")
+    assert push.returncode == 1 and "training_log/V1.md" in push.stderr, push.stderr
+    assert (copy.path / ".git/index").read_bytes() == index
 
 
 def test_an_entry_doctor_would_not_autosave_is_a_persons_decision(bare_repo: Repo) -> None:

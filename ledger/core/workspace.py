@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ledger.core import gitcli
+from ledger.core.repobase import STAT_BY_SIZE_AND_MTIME
 
 if TYPE_CHECKING:
     from ledger.core.loops import Preset
@@ -143,9 +144,9 @@ def porcelain(top: Path, untracked: str, *specs: str) -> list[tuple[str, str]]:
     """(XY, path) per changed path under ``specs`` (git-status(1) ``--porcelain -z``)."""
     # --no-optional-locks: a read must not rewrite the index (a refusal, a status leave
     # the repository byte-identical; a plain git status refreshes the index's stat cache).
-    out = gitcli.output(
-        ["--no-optional-locks", "status", "--porcelain", "-z", untracked, "--", *specs], top
-    )
+    # core.checkStat=minimal: see repobase.STAT_BY_SIZE_AND_MTIME.
+    args = ["--no-optional-locks", "status", "--porcelain", "-z", untracked, "--", *specs]
+    out = gitcli.output([*STAT_BY_SIZE_AND_MTIME, *args], top)
     # "XY PATH\0", a rename's or copy's source path following as a field of its own.
     fields = iter(out.split("\0"))
     found = []

@@ -62,6 +62,7 @@ def _committed_enough(values: dict[str, str]) -> bool:
     directory = values["dir"]
     try:
         status = git(
+            *repobase.STAT_BY_SIZE_AND_MTIME,
             "--no-optional-locks",
             "status",
             "--porcelain",
