@@ -30,10 +30,9 @@ KEEP = 16  # (gate, configuration) pairs remembered
 
 def config_key(gate: str, config: Any) -> str:
     """The gate and every setting a comparison on it reads, as one key."""
-    cfg = config.gates[gate]
-    text = json.dumps(
-        [gate, cfg.model_dump(mode="json"), config.stats.model_dump(mode="json")], sort_keys=True
-    )
+    from ledger.core.model.trusted import plain
+
+    text = json.dumps([gate, plain(config.gates[gate]), plain(config.stats)], sort_keys=True)
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 

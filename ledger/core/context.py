@@ -47,12 +47,40 @@ class Context:
             )
 
 
+CONFIG_CACHE = "config.json"
+CONFIG_KEEP = 8  # configurations kept: a branch or two and the frozen ones being read
+
+
 def load_config(store: Store, snap: Snapshot | None = None) -> tuple[LedgerConfig, str] | None:
     found = read_config_text(store, snap)
     if found is None:
         return None
     name, text = found
-    return parse_config(text, name), name
+    return parsed_config(store, text, name), name
+
+
+def parsed_config(store: Store, text: str, name: str) -> LedgerConfig:
+    """:func:`parse_config` of ``text``, remembered across processes by its text (and
+    this program's code): a configuration that validated once is rebuilt, not
+    validated again (:mod:`ledger.core.model.trusted`). One that does not validate is
+    never kept, so it is refused each time."""
+    import hashlib
+
+    from ledger.core import caches
+    from ledger.core.model.trusted import rebuild
+
+    file = caches.path(store.ledger_state_dir, CONFIG_CACHE)
+    key = caches.key(CONFIG_CACHE)
+    item = hashlib.sha256(f"{name}\0{text}".encode()).hexdigest()
+    known = caches.recall(file, key, item, dict)
+    if known is not None:
+        try:
+            return rebuild(LedgerConfig, known)
+        except (AttributeError, TypeError):  # not what this code kept: parse again
+            pass
+    config = parse_config(text, name)
+    caches.remember(file, key, item, config.model_dump(mode="json"), CONFIG_KEEP)
+    return config
 
 
 def open_preset(cwd: Path | str, preset: str) -> Context:
