@@ -7,9 +7,10 @@ so does the configuration cache (:mod:`ledger.core.context`). Validating that da
 again proves nothing new, and it is what a cold ``next``, ``status`` or ``report``
 paid most for: pydantic builds a model's validator on its first use in a process
 (``defer_build``), 30 ms for ``LedgerConfig`` and as much for ``VersionFront``. A
-rebuilt model is equal to the validated one (``==``); it is built with
-``model_construct``, nested models included, so the validators are built only in a
-process that validates something new.
+rebuilt model is equal to the validated one (``==``); it is built as
+``model_construct`` builds one, nested models included, so the validators are built
+only in a process that validates something new. Its lists and dicts are the kept
+data's own (no copy): like the models, they are never changed in place.
 
 Only for models whose fields are JSON's own types, other models of that kind, and
 lists, dicts and optionals of them (the entries' and the configuration's: the tests
