@@ -254,14 +254,16 @@ def compare(state: LedgerState, version: str, gate: str, baseline: Version | Non
     metric = cfg.metric
     direction = cfg.direction_of(metric)
     mine = [r for r in state.results_for(version, gate) if metric in r.data.metrics]
-    stat = GateStat(
+    # Built from the validated configuration, not validated again: a process that only
+    # reads (next, status, show) then builds no validator (ledger.core.model.trusted).
+    stat = GateStat.model_construct(
         gate=gate,
         metric=metric,
         direction=direction,
         unit=cfg.unit_of(metric),
         mode=cfg.mode,
         n=0,
-        n_eff=0,
+        n_eff=0.0,
         mean=None,
         outcome=NO_RESULTS,
     )
