@@ -205,3 +205,27 @@ def test_a_state_loaded_with_the_previous_one_is_the_state_loaded_afresh(repo: R
     # The reflection was complete under the first bar and is not under the second.
     assert again.reflections[0].missing == ()
     assert third.reflections[0].missing
+
+
+def test_a_transition_keeps_the_entries_it_wrote_for_the_next_reader(repo: Repo) -> None:
+    """register and record put what they wrote in the entry cache, parsed as a reader
+    parses it: the status after them parses nothing (the cache gains no line)."""
+    from ledger.core.state import parse_entry
+
+    state_dir = repo.path / ".git" / "ledger"
+    repo.ok("status")  # the ledger as it was: every entry read once
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1, 2))
+    kept = reread(state_dir)
+    written = {
+        "version": ["training_log/V1.md"],
+        "result": [f"training_log/results/V1/recent/seed-{s}.json" for s in (1, 2)],
+    }
+    for kind, paths in written.items():
+        for path in paths:
+            blob = repo.git("rev-parse", f"HEAD:{path}").strip()
+            data = (repo.path / path).read_bytes()
+            assert kept.get(f"{kind}:{blob}") == parse_entry(kind, data, path), path
+    before = lines(state_dir)
+    repo.ok("status")
+    assert lines(state_dir) == before

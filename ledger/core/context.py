@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,7 +117,38 @@ def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context
             "run 'git ledger init' first",
         )
     config, name = loaded
+    store.on_commit.append(lambda transition: keep_entries(store, config, transition.writes))
     return Context(store=store, config=config, config_file=name)
+
+
+def keep_entries(store: Store, config: LedgerConfig, writes: Mapping[str, bytes | None]) -> None:
+    """The entries a transition wrote, parsed into the entry cache by the process that
+    made them: the next reader (a ``next`` after each step) finds them there instead of
+    parsing them again (YAML, and a validator pydantic builds for it). Only speed is at
+    stake: an entry that does not parse is kept as such, as a reader would keep it, and
+    a cache that cannot be written is left."""
+    import hashlib
+
+    from ledger.core.cache import EntryCache
+    from ledger.core.state import classify, parse_entry
+
+    cache = EntryCache(store.ledger_state_dir)
+    base = f"{config.dir}/"
+    for path, data in writes.items():
+        kind = (
+            classify(path[len(base) :], config.ledger.id_prefix) if path.startswith(base) else None
+        )
+        if data is None or kind is None:
+            continue
+        # git's id of the blob the transition wrote (its bytes as given, no filter).
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+        key = f"{kind}:{blob}"
+        if cache.get(key) is None:
+            try:
+                cache.put(key, parse_entry(kind, data, path))
+            except BadInput as exc:
+                cache.put(key, {"error": exc.message})
+    cache.save()
 
 
 def delivered_here(store: Store) -> str | None:

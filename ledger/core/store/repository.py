@@ -7,7 +7,9 @@ walks, the work tree, the writer) builds on. Nothing here writes.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -15,6 +17,9 @@ from ledger.core import gitcli, repobase
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.errors import BadInput
 from ledger.core.store.objects import Snapshot, get_object, info_of
+
+if TYPE_CHECKING:
+    from ledger.core.store.transition import Transition
 
 
 class Repository:
@@ -46,6 +51,9 @@ class Repository:
         workdir = self.repo.workdir
         self.workdir: Path | None = Path(workdir) if workdir else None
         self.ledger_state_dir = self.common_dir / repobase.STATE_DIR
+        # Called with each transition this store commits, once its work tree is updated
+        # (ledger.core.context keeps the entries it wrote in the entry cache).
+        self.on_commit: list[Callable[[Transition], None]] = []
 
     def require_workdir(self) -> Path:
         if self.workdir is None:

@@ -233,6 +233,8 @@ class Writer(Worktree):
                 except LedgerError as exc:
                     raise WorktreeBehind(commit_id, exc.message, exc.hint) from exc
                 self._clear_journal()
+                for hook in self.on_commit:
+                    hook(transition)
                 return commit_id, transition
         raise Refused(
             f"could not move {branch} in {MAX_ATTEMPTS} attempts: {last}",
