@@ -66,6 +66,7 @@ class VersionsPreset(Preset):
 
     def conclusion_problem(self, model: dict[str, Any]) -> str | None:
         from ledger.core.model.entries import GateStat
+        from ledger.core.model.trusted import rebuild
         from ledger.presets.versions.verdicts import contradiction
 
         conclusion = model.get("conclusion")
@@ -75,9 +76,10 @@ class VersionsPreset(Preset):
         stat = next((g for g in conclusion.get("gates") or [] if g.get("gate") == gate), None)
         if stat is None:
             return None
+        # A parsed entry's (verify's replay): validated with it, rebuilt without a validator.
         try:
-            target = GateStat.model_validate(stat)
-        except ValueError:
+            target = rebuild(GateStat, stat)
+        except (TypeError, AttributeError):
             return f"its statistics for '{gate}' do not parse"
         effect = model.get("effect")
         return contradiction(
