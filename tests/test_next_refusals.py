@@ -132,6 +132,38 @@ def test_a_copied_work_tree_is_read_by_content_and_its_index_left_as_it_is(
     assert (copy.path / ".git/index").read_bytes() == index
 
 
+def test_an_uncommitted_configuration_is_a_persons_decision_before_the_loop_goes_on(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """A change to ledger.toml left uncommitted (an edit, a revert git stopped): every
+    transition is refused on it, so next names it first, as a person's call."""
+    repo = concluded_v1(bare_repo)
+    toml = repo.path / "ledger.toml"
+    toml.write_text(toml.read_text().replace("sigma_k = ", "sigma_k = 1", 1))
+    assert (
+        repo.run(
+            "register",
+            "V2",
+            "--bet",
+            "b",
+            "--gate",
+            "recent",
+            "--files",
+            "src/cache.py",
+            "--falsifier",
+            "f",
+        ).code
+        == 1
+    )
+    assert any("ledger.toml has uncommitted changes" in p for p in problems(repo))
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "restore-config" and "decide" in nxt, nxt
+    assert nxt["command"] == "git restore --staged --worktree -- ledger.toml"
+    follow(repo, nxt)  # the person decided: the edit goes
+    assert walk_to(repo, "register") == ["register"]
+    pushes(repo, tmp_path)
+
+
 def test_an_entry_doctor_would_not_autosave_is_a_persons_decision(bare_repo: Repo) -> None:
     repo = concluded_v1(bare_repo)
     # A registration written by hand: only 'register' brings a version into being.

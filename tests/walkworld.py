@@ -442,6 +442,11 @@ class World:
         for sha in dict.fromkeys(re.findall(r"\bgit revert ([0-9a-f]{7,40})\b", said)):
             done = self.sh(f"git revert --no-edit {sha}")
             if done.code != 0:
+                # A conflict with what later commits changed: the person resolves it in
+                # favour of the text before the reverted commit (-X theirs).
+                self.sh("git revert --abort")
+                done = self.sh(f"git revert --no-edit -X theirs {sha}")
+            if done.code != 0:
                 self.sh("git revert --abort")
                 self.note("a person's revert did not apply", done)
         git_dir = self.repo / ".git"

@@ -118,6 +118,7 @@ def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
     if data.get("counts", {}).get("versions") and not shallow:
         data["history"] = _unwitnessed(top) or data["history"]
     data["history_notes"] = history_notes(state_dir, common, data["commit"])
+    data["config_file"] = found[0] if found is not None else None
     problems = machine.problems(cwd, top, gitdir, common, data)
     data["machine"] = [p.as_json() for p in problems if p.kind != "running"]
     if problems:
@@ -127,7 +128,7 @@ def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
 
         data["next"] = by_name(data["preset"]).fresh_next(cwd, top, common, data)
     # What only the loop's fresh step reads (its cache's inputs), not status's output.
-    for key in ("code_first", "refuted", "remeasure", "drafts", "top"):
+    for key in ("code_first", "refuted", "remeasure", "drafts", "top", "config_file"):
         data.pop(key, None)
     return data, state_dir
 

@@ -274,6 +274,35 @@ def _entries(where: Situation) -> list[Problem]:
     )
 
 
+def _configuration(where: Situation) -> list[Problem]:
+    """The configuration file changed in the work tree and not committed: every
+    transition that relies on its numbers is refused until it is (Context's
+    ``require_committed_config``). Whether the change is meant is a person's call:
+    committed on its own, or discarded."""
+    from ledger.core.repobase import STAT_BY_SIZE_AND_MTIME
+
+    name = where.data.get("config_file")
+    if not name:
+        return []
+    args = [*STAT_BY_SIZE_AND_MTIME, "--no-optional-locks", "status", "--porcelain"]
+    args += ["--untracked-files=no", "--", name]
+    if not gitcli.output(args, where.top).strip():
+        return []
+    message = f"{name} has uncommitted changes"
+    reason = (
+        f"{message}: a transition uses the configuration on record, so register, conclude "
+        f"and config set are refused until it is committed (git commit {name}) or restored"
+    )
+    return _one(
+        "uncommitted-config",
+        message,
+        "restore-config",
+        f"git restore --staged --worktree -- {name}",
+        reason,
+        decide=f"whether to keep the change to {name} (commit it on its own) or discard it",
+    )
+
+
 def _not_autosaved(cwd: Path, entries: list[tuple[str, str]]) -> tuple[str, str, str] | None:
     """(status code, path, why) of the first entry ``doctor --fix`` would not autosave
     (doctor's own rule); None: it autosaves them all."""
@@ -384,5 +413,6 @@ PRECONDITIONS: dict[str, Callable[[Situation], list[Problem]]] = {
     "runs-ended": _running,
     "runs-recorded": _unrecorded,
     "entries-committed": _entries,
+    "config-committed": _configuration,
     "history-verifies": _committed_history,
 }
