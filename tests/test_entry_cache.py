@@ -229,3 +229,28 @@ def test_a_transition_keeps_the_entries_it_wrote_for_the_next_reader(repo: Repo)
     before = lines(state_dir)
     repo.ok("status")
     assert lines(state_dir) == before
+
+
+def test_a_transition_appends_what_it_wrote_without_reading_the_cache(repo: Repo) -> None:
+    """A process that never read the entry cache (record reads one version) appends the
+    entries it wrote to it: reading megabytes at 10,000 steps to add two is what the
+    log avoids."""
+    from ledger.core.context import keep_entries, open_context
+    from ledger.core.state import parse_entry
+
+    assert register(repo, "V1").code == 0
+    repo.ok("status")
+    state_dir = repo.path / ".git" / "ledger"
+    put_and_save(state_dir, {f"result:{i:040x}": {"model": {"pad": "x"}} for i in range(50)})
+    before = lines(state_dir)
+    cache._LOADED.clear()
+    ctx = open_context(repo.path)
+    data = (repo.path / "training_log/V1.md").read_bytes().replace(b"A bet", b"A bet again")
+    keep_entries(ctx.store, ctx.config, {"training_log/V1.md": data, "notes.txt": b"x"})
+    assert str(state_dir / "cache" / FILE) not in cache._LOADED  # never read
+    after = lines(state_dir)
+    assert after[: len(before)] == before and len(after) == len(before) + 1
+    blob = repo.git("hash-object", "--stdin", input=data.decode()).strip()
+    assert reread(state_dir).get(f"version:{blob}") == parse_entry(
+        "version", data, "training_log/V1.md"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ledger.core.configfile import read_config_text
 from ledger.core.errors import BadInput, Refused
@@ -126,14 +127,17 @@ def keep_entries(store: Store, config: LedgerConfig, writes: Mapping[str, bytes 
     made them: the next reader (a ``next`` after each step) finds them there instead of
     parsing them again (YAML, and a validator pydantic builds for it). Only speed is at
     stake: an entry that does not parse is kept as such, as a reader would keep it, and
-    a cache that cannot be written is left."""
+    a cache that cannot be written is left. A cache this process has not read is
+    appended to, never read: ``record`` at 10,000 steps reads one version, not the
+    cache of all (ledger.core.cache)."""
     import hashlib
 
-    from ledger.core.cache import EntryCache
+    from ledger.core import caches
+    from ledger.core.cache import FILE, EntryCache
     from ledger.core.state import classify, parse_entry
 
-    cache = EntryCache(store.ledger_state_dir)
     base = f"{config.dir}/"
+    parsed: dict[str, Any] = {}
     for path, data in writes.items():
         kind = (
             classify(path[len(base) :], config.ledger.id_prefix) if path.startswith(base) else None
@@ -142,12 +146,18 @@ def keep_entries(store: Store, config: LedgerConfig, writes: Mapping[str, bytes 
             continue
         # git's id of the blob the transition wrote (its bytes as given, no filter).
         blob = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-        key = f"{kind}:{blob}"
-        if cache.get(key) is None:
-            try:
-                cache.put(key, parse_entry(kind, data, path))
-            except BadInput as exc:
-                cache.put(key, {"error": exc.message})
+        try:
+            parsed[f"{kind}:{blob}"] = parse_entry(kind, data, path)
+        except BadInput as exc:
+            parsed[f"{kind}:{blob}"] = {"error": exc.message}
+    if not parsed:
+        return
+    cache = EntryCache(store.ledger_state_dir)
+    if cache.unread_bytes():
+        caches.append(cache.path, caches.key(FILE), parsed)
+        return
+    for key, value in parsed.items():
+        cache.put(key, value)
     cache.save()
 
 
