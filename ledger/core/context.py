@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ledger.core.configfile import read_config_text
-from ledger.core.errors import BadInput, Refused
+from ledger.core.errors import BadInput, LedgerError, Refused
 from ledger.core.model.config import LedgerConfig, parse_config
 from ledger.core.state import LedgerState, load_state
 from ledger.core.store import Snapshot, Store
@@ -118,8 +119,15 @@ def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context
             "run 'git ledger init' first",
         )
     config, name = loaded
-    store.on_commit.append(lambda transition: keep_entries(store, config, transition.writes))
+    store.on_commit.append(lambda transition: _keep_quietly(store, config, transition.writes))
     return Context(store=store, config=config, config_file=name)
+
+
+def _keep_quietly(store: Store, config: LedgerConfig, writes: Mapping[str, bytes | None]) -> None:
+    """:func:`keep_entries` after a commit: what fails there costs the next reader a parse,
+    never the transition its exit code (the commit is made)."""
+    with contextlib.suppress(LedgerError, OSError, ValueError, RecursionError):
+        keep_entries(store, config, writes)
 
 
 def keep_entries(store: Store, config: LedgerConfig, writes: Mapping[str, bytes | None]) -> None:
