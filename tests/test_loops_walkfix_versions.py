@@ -211,3 +211,26 @@ def test_matrix_new_refuses_an_id_left_on_an_unmerged_branch(bare_repo: Repo) ->
     refused = gl(repo, "matrix", "new", "V1", "--spec", str(_spec(repo)))
     assert refused.returncode == 1 and "[ids-never-reused] V1" in refused.stderr
     assert next_json(repo)["step"] == "V2"
+
+
+def test_a_killed_runs_seeds_of_a_withdrawn_version_are_retired_not_recorded(
+    bare_repo: Repo,
+) -> None:
+    """The registration reverted while a killed run's seed waited to be recorded (the MCP
+    walk met it): next still names record-finished first, and it retires the pending
+    record (V1's results have no version to belong to) instead of refusing on 'no
+    version'; then the loop goes on."""
+    repo = _killed_after_one_seed(bare_repo)
+    registration = repo.git("log", "--format=%H", "--grep=register", "-1").strip()
+    done = subprocess.run(
+        ["git", "revert", "--no-edit", registration], cwd=repo.path, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert not (repo.path / "training_log/V1.md").exists()
+    assert next_json(repo)["command"] == "git ledger run V1 --record-finished"
+    ok(repo, "run", "V1", "--record-finished")
+    assert not any(r.get("finished") for r in _records(repo))
+    assert next_json(repo)["action"] == "register"
+    # With nothing pending, a version that does not exist is still bad input.
+    again = gl(repo, "run", "V1", "--record-finished")
+    assert again.returncode == 2 and "no version 'V1'" in again.stderr, again.stderr

@@ -61,10 +61,10 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
     parse_version(vid, ctx.config.ledger.id_prefix)
     state = ctx.state()
     version = state.version(vid)
+    if options.record_finished:  # of a version withdrawn since too (runner.record_finished)
+        return _record_finished(ctx, vid, as_json)
     if version is None:
         raise state.no_version(vid, "register it first")
-    if options.record_finished:
-        return _record_finished(ctx, vid, as_json)
     if gate is None:
         raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
     seeds = split_list(options.seeds)

@@ -157,12 +157,17 @@ def record_finished(ctx: Context, vid: str) -> list[Outcome]:
         for r in records
         if (f := finished_from(r)) is not None and f.spec.measurement.version == vid
     ]
-    version = ctx.state().version(vid)
-    if version is not None and (version.front.void or version.concluded):
-        # Closed while the runs went on: a void version's results never count, and a
-        # concluded one takes only re-measurements (record's own rule, ingest). The
-        # runs' outputs stay where they ran; only their pending records go.
-        closed = [(f, r) for f, r in runs if version.front.void or not r.spec.measurement.remeasure]
+    state = ctx.state()
+    version = state.version(vid)
+    if version is None and not runs:
+        raise state.no_version(vid, "register it first")
+    if version is None or version.front.void or version.concluded:
+        # Closed while the runs went on: a void version's results never count, a
+        # concluded one takes only re-measurements (record's own rule, ingest), and a
+        # withdrawn one (its registration reverted) has nowhere to put them. The runs'
+        # outputs stay where they ran; only their pending records go.
+        gone = version is None or version.front.void
+        closed = [(f, r) for f, r in runs if gone or not r.spec.measurement.remeasure]
         for file, _ in closed:
             file.unlink(missing_ok=True)
         runs = [pair for pair in runs if pair not in closed]
