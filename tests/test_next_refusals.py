@@ -140,21 +140,8 @@ def test_an_uncommitted_configuration_is_a_persons_decision_before_the_loop_goes
     repo = concluded_v1(bare_repo)
     toml = repo.path / "ledger.toml"
     toml.write_text(toml.read_text().replace("sigma_k = ", "sigma_k = 1", 1))
-    assert (
-        repo.run(
-            "register",
-            "V2",
-            "--bet",
-            "b",
-            "--gate",
-            "recent",
-            "--files",
-            "src/cache.py",
-            "--falsifier",
-            "f",
-        ).code
-        == 1
-    )
+    register = "register V2 --bet b --gate recent --files src/cache.py --falsifier f"
+    assert repo.run(*register.split()).code == 1
     assert any("ledger.toml has uncommitted changes" in p for p in problems(repo))
     nxt = repo.ok("next", "--json").json()
     assert nxt["action"] == "restore-config" and "decide" in nxt, nxt
