@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from ledger.core.model import entries
 from ledger.core.model.config import LedgerConfig, parse_config
-from ledger.core.model.trusted import _shape, plain, rebuild
+from ledger.core.model.trusted import _shape, construct, plain, rebuild
 from tests.helpers import Repo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,3 +203,11 @@ def test_a_configuration_is_validated_once_then_rebuilt_and_a_bad_one_never_kept
     cache.write_text(kept.replace('"gates":{', '"gates":7,"x":{'))
     toml.write_text(text)
     assert repo.ok("status", "--json").json()["counts"]["versions"] == 0
+
+
+def test_a_constructed_model_is_the_validated_one_with_its_defaults() -> None:
+    values = {"gate": "g", "metric": "m", "direction": "lower", "n": 2, "n_eff": 2.0}
+    built = construct(entries.GateStat, **values, mean=1.5, outcome="x")
+    assert built == entries.GateStat(**values, mean=1.5, outcome="x")
+    assert built.unit == "" and built.comparable is True and built.sigma is None
+    assert construct(entries.Conclusion, verdict="refuted", next="n").gates == []

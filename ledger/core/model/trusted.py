@@ -56,6 +56,21 @@ def rebuild(cls: type[M], data: Mapping[str, Any]) -> M:
 
 
 _set = object.__setattr__
+_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def construct(cls: type[M], **values: Any) -> M:
+    """``cls`` from values this code computed from validated data, every other field at
+    its default: ``model_construct`` without its per-field work (22 µs a call against
+    validation's 4 µs once the validator is built; a baseline history makes thousands)."""
+    defaults = _DEFAULTS.get(cls)
+    if defaults is None:
+        defaults = _DEFAULTS[cls] = {
+            name: field.default
+            for name, field in cls.model_fields.items()
+            if not field.is_required() and field.default_factory is None
+        }
+    return rebuild(cls, {**defaults, **values})
 
 
 def plain(model: BaseModel) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from datetime import date
 from ledger.core import baselinecache, stats
 from ledger.core.model.config import GateConfig
 from ledger.core.model.entries import GateStat
+from ledger.core.model.trusted import construct
 from ledger.core.state import LedgerState, Result, Version
 
 ESTABLISHES = "establishes the baseline"
@@ -256,7 +257,8 @@ def compare(state: LedgerState, version: str, gate: str, baseline: Version | Non
     mine = [r for r in state.results_for(version, gate) if metric in r.data.metrics]
     # Built from the validated configuration, not validated again: a process that only
     # reads (next, status, show) then builds no validator (ledger.core.model.trusted).
-    stat = GateStat.model_construct(
+    stat = construct(
+        GateStat,
         gate=gate,
         metric=metric,
         direction=direction,
