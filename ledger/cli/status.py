@@ -128,7 +128,15 @@ def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
 
         data["next"] = by_name(data["preset"]).fresh_next(cwd, top, common, data)
     # What only the loop's fresh step reads (its cache's inputs), not status's output.
-    for key in ("code_first", "refuted", "remeasure", "drafts", "top", "config_file"):
+    for key in (
+        "code_first",
+        "refuted",
+        "remeasure",
+        "drafts",
+        "top",
+        "config_file",
+        "config_changed",
+    ):
         data.pop(key, None)
     return data, state_dir
 

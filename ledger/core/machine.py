@@ -241,7 +241,11 @@ def _entries(where: Situation) -> list[Problem]:
     committed = (
         workspace.Committed(int(cached["files"]), frozenset(cached["dirs"])) if cached else None
     )
-    found = workspace.of_loop(top, str(data["dir"]), by_name(str(data["preset"])), committed)
+    config = data.get("config_file")
+    also = (config,) if config else ()
+    found = workspace.of_loop(top, str(data["dir"]), by_name(str(data["preset"])), committed, also)
+    if config:  # asked in the same git status: _configuration reads it
+        data["config_changed"] = bool(found.also)
     if found.drafts:
         data.setdefault("drafts", []).extend(found.drafts)
     entries = found.entries
@@ -284,9 +288,12 @@ def _configuration(where: Situation) -> list[Problem]:
     name = where.data.get("config_file")
     if not name:
         return []
-    args = [*STAT_BY_SIZE_AND_MTIME, "--no-optional-locks", "status", "--porcelain"]
-    args += ["--untracked-files=no", "--", name]
-    if not gitcli.output(args, where.top).strip():
+    changed = where.data.get("config_changed")  # _entries asked git already
+    if changed is None:
+        args = [*STAT_BY_SIZE_AND_MTIME, "--no-optional-locks", "status", "--porcelain"]
+        args += ["--untracked-files=no", "--", f":(literal){name}"]
+        changed = bool(gitcli.output(args, where.top).strip())
+    if not changed:
         return []
     message = f"{name} has uncommitted changes"
     reason = (

@@ -49,6 +49,7 @@ class Uncommitted:
     def __init__(self) -> None:
         self.entries: list[tuple[str, str]] = []  # (XY, path): leftovers
         self.drafts: list[str] = []  # the loop's work in progress
+        self.also: list[tuple[str, str]] = []  # (XY, path) of the paths asked ``also``
 
     def line(self) -> str:
         shown = ", ".join(p for _, p in self.entries[:5])
@@ -79,13 +80,19 @@ def uncommitted(
     drafts: Sequence[str],
     transitions_only: Collection[str] = (),
     committed: Committed | None = None,
+    also: Sequence[str] = (),
 ) -> Uncommitted:
     """The ledger files of the work tree ``top`` not committed, drafts apart. ``drafts``
     are globs inside ``directory``; ``transitions_only``: its subdirectories only
     transitions write (:func:`owned`), not read; ``committed`` (from a cache) saves a
-    ``git ls-tree``."""
+    ``git ls-tree``; ``also``: tracked paths outside ``directory`` (the configuration
+    file) asked in the same ``git status``, returned apart (``Uncommitted.also``)."""
     level = f":(glob){directory}/*"
-    found = porcelain(top, "--untracked-files=no", level)
+    found = porcelain(top, "--untracked-files=no", level, *(f":(literal){p}" for p in also))
+    out = Uncommitted()
+    if also:
+        out.also = [e for e in found if e[1] in also]
+        found = [e for e in found if e[1] not in also]
     files, dirs = set(), set()
     try:
         for entry in os.scandir(top / directory):
@@ -108,7 +115,6 @@ def uncommitted(
     )
     if read:
         found += porcelain(top, "--untracked-files=all", *(f"{directory}/{d}" for d in read))
-    out = Uncommitted()
     globs = [f"{directory}/{g}" for g in drafts]
     for code, path in found:
         if not any(fnmatch.fnmatchcase(path, g) for g in globs):
@@ -119,10 +125,15 @@ def uncommitted(
 
 
 def of_loop(
-    top: Path, directory: str, loop: Preset, committed: Committed | None = None
+    top: Path,
+    directory: str,
+    loop: Preset,
+    committed: Committed | None = None,
+    also: Sequence[str] = (),
 ) -> Uncommitted:
     """:func:`uncommitted` with a loop's drafts and the directories its transitions own."""
-    return uncommitted(top, directory, loop.drafts(), owned(loop.history_rules()), committed)
+    rules = owned(loop.history_rules())
+    return uncommitted(top, directory, loop.drafts(), rules, committed, also)
 
 
 def _committed(top: Path, directory: str) -> Committed:
