@@ -179,7 +179,7 @@ def _outcome(load: Any) -> tuple[str, Any]:
 def test_fast_yaml_reads_what_the_safe_loader_reads(text: str) -> None:
     """The C loader's direct construction gives exactly what libyaml's SafeLoader gives
     (values and their types, including floats, bools and nulls), or the same error."""
-    from ledger.core.model.documents import _load_c
+    from ledger.core.model.yamlio import _load_c
 
     expected = _outcome(lambda: yaml.load(text, Loader=yaml.CSafeLoader))
     assert _outcome(lambda: _load_c(text)) == expected

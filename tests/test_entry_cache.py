@@ -8,6 +8,8 @@ line costs only its own entries.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -209,7 +211,8 @@ def test_a_state_loaded_with_the_previous_one_is_the_state_loaded_afresh(repo: R
 
 def test_a_transition_keeps_the_entries_it_wrote_for_the_next_reader(repo: Repo) -> None:
     """register and record put what they wrote in the entry cache, parsed as a reader
-    parses it: the status after them parses nothing (the cache gains no line)."""
+    parses it: the status after them parses nothing (the cache gains no line), and so
+    never imports PyYAML (a tenth of a cold read's imports)."""
     from ledger.core.state import parse_entry
 
     state_dir = repo.path / ".git" / "ledger"
@@ -227,7 +230,13 @@ def test_a_transition_keeps_the_entries_it_wrote_for_the_next_reader(repo: Repo)
             data = (repo.path / path).read_bytes()
             assert kept.get(f"{kind}:{blob}") == parse_entry(kind, data, path), path
     before = lines(state_dir)
-    repo.ok("status")
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ledger", "status", "--json"],
+        cwd=repo.path, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    assert "pydantic" in imported  # a cold status: it loaded the state
+    assert "yaml" not in imported
     assert lines(state_dir) == before
 
 
