@@ -211,3 +211,12 @@ def test_a_constructed_model_is_the_validated_one_with_its_defaults() -> None:
     assert built == entries.GateStat(**values, mean=1.5, outcome="x")
     assert built.unit == "" and built.comparable is True and built.sigma is None
     assert construct(entries.Conclusion, verdict="refuted", next="n").gates == []
+    # A default factory is called for each model (two never share one list), and the
+    # model is the validated one all the way down.
+    cells = [
+        construct(entries.VersionFront, id=f"V3.{c}", bet="b", gate="g", falsifier="f")
+        for c in "AB"
+    ]
+    assert cells[0].files == [] and cells[0].files is not cells[1].files
+    assert cells[0] == entries.VersionFront(id="V3.A", bet="b", gate="g", falsifier="f")
+    assert plain(cells[0]) == cells[0].model_dump(mode="json")

@@ -30,7 +30,7 @@ from ledger.core.model.entries import (
     VersionFront,
 )
 from ledger.core.model.ids import VersionId, try_parse_version
-from ledger.core.model.trusted import rebuild
+from ledger.core.model.trusted import construct, rebuild
 from ledger.core.reflectiontext import FILLER as FILLER
 from ledger.core.reflectiontext import MIN_WORDS as MIN_WORDS
 from ledger.core.reflectiontext import PLACEHOLDER as PLACEHOLDER
@@ -244,19 +244,23 @@ def cell_versions(path: str, matrix: MatrixFront) -> list[Version]:
     """
     from ledger.core.model.entries import Conclusion
 
+    # Built from the matrix's validated entry (rebuilt from the cache): nothing to
+    # validate again, and no validator built for a read (ledger.core.model.trusted).
     out = []
     for cell in matrix.cells:
         conclusion = None
         verdict = matrix.verdicts.get(cell.name)
         if matrix.concluded and verdict is not None:
             stat = matrix.comparison.get(cell.name)
-            conclusion = Conclusion(
+            conclusion = construct(
+                Conclusion,
                 verdict=verdict,
                 next=f"matrix {matrix.id} concluded",
                 override=matrix.override if matrix.winner == cell.name else None,
                 gates=[stat] if stat is not None else [],
             )
-        front = VersionFront(
+        front = construct(
+            VersionFront,
             id=f"{matrix.id}.{cell.name}",
             bet=cell.bet,
             gate=cell.gate,
