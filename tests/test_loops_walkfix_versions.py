@@ -234,3 +234,29 @@ def test_a_killed_runs_seeds_of_a_withdrawn_version_are_retired_not_recorded(
     # With nothing pending, a version that does not exist is still bad input.
     again = gl(repo, "run", "V1", "--record-finished")
     assert again.returncode == 2 and "no version 'V1'" in again.stderr, again.stderr
+
+
+def test_a_matrix_withdrawn_by_git_revert_leaves_none_of_its_cells_open(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """A matrix's registration reverted withdraws its cells with it, in history as in the
+    state: a code commit after it, with nothing open, verifies (the versions walk of
+    seed 102 met verify's replay keeping V5.A-E open, and next asked a person to repair
+    history the hooks had let through, until the end of the walk)."""
+    from tests.test_next_refusals import pushes
+
+    repo = shop(bare_repo)
+    ok(repo, "matrix", "new", "V1", "--spec", str(_spec(repo)))
+    registration = repo.git("log", "-1", "--format=%H", "--grep=register a matrix").strip()
+    repo.git("revert", "--no-edit", registration)
+    assert next_json(repo)["step"] == "V2"  # nothing open: the next id is registered
+    register(repo, "V2")
+    ok(repo, "run", "V2", "--gate", "recent", "--seeds", "1,2,3,4")
+    ok(repo, "conclude", "V2", "--verdict", "confirmed", "--next", "x")
+    code = repo.git("log", "-1", "--format=%H", "--grep=perf(cache): V2", "--fixed-strings")
+    repo.git("revert", "--no-edit", code.strip())  # V2 is concluded: nothing is open
+    assert "Ledger-Step" not in repo.git("log", "-1", "--format=%B")
+    verified = gl(repo, "verify")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "registration withdrawn" in verified.stdout
+    pushes(repo, tmp_path)

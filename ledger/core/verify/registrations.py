@@ -85,6 +85,9 @@ def version_change(r: Replay, change: Change, state: dict[str, Any], what: str) 
                 vid,
             )
         set_flags(versions, vid, add="g")
+        if what == "matrix":  # its cells go with it (a cell is never open on its own)
+            for name in cells_of(r, old, path):
+                set_flags(versions, f"{vid}.{name}", add="g")
         return
     parsed = r.parse(what, new, path)
     if isinstance(parsed, str):
