@@ -13,7 +13,10 @@ The property, checked at every step:
   person's decision (:func:`needs_person`);
 - whenever ``next`` says the loop is healthy (``status --json`` lists no problem, no
   run is running, and ``next`` proposes a loop step rather than a repair), ``git ledger
-  verify`` passes and ``git push origin HEAD`` (through the pre-push hook) succeeds.
+  verify`` passes and ``git push origin HEAD`` (through the pre-push hook) succeeds;
+- the loop moves on: ``next`` never proposes one command :data:`STUCK` times in a row
+  (a state that neither the step it names nor a person's repair leaves: a walk stuck
+  in it would pass while exercising nothing).
 
 A violation raises :class:`WalkFailed` with what a developer needs to replay it: the
 seed, the step, the world events before it, ``git log --oneline -5``, ``status --json``
@@ -78,6 +81,10 @@ REPAIRS = (
     "drop-commit",
 )
 TIMEOUT = 180
+# How many times in a row next may propose one command before the walk says it is stuck:
+# a step that needs a person is proposed again until the world or a person changes
+# something, which a walk does within a few steps (a lock goes, a run ends).
+STUCK = 40
 
 
 def needs_person(nxt: dict[str, Any]) -> str | None:
@@ -249,6 +256,7 @@ class World:
         self._status, self._status_at = {}, None
         self.settings = {}
         self.fails_in_a_row = 0
+        self.same: tuple[str | None, int] = (None, 0)  # the command next keeps proposing
 
     def setup(self) -> None:
         """The project before the ledger: a cache, its evaluation, a versions ledger."""
@@ -309,6 +317,13 @@ class World:
         if nxt is None:
             return
         self.check_health(nxt)
+        proposed = str(nxt.get("command"))
+        again = self.same[1] + 1 if self.same[0] == proposed else 1
+        self.same = (proposed, again)
+        if again >= STUCK:
+            self.same = (None, 0)
+            said = f"next proposed this {again} times in a row: the loop does not move on"
+            self.fail("stuck", proposed, Done(1, "", said), nxt)
         self.tally.count(self.tally.actions, str(nxt.get("action")))
         person = needs_person(nxt)
         if person:
