@@ -9,6 +9,7 @@ case (:func:`case_twin`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -80,8 +81,12 @@ def parse_version(value: str, prefix: str) -> VersionId:
     return parsed
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def try_parse_version(value: str, prefix: str) -> VersionId | None:
-    """The grammar lives in :func:`ledger.core.repobase.split_version` (the hooks read ids too)."""
+    """The grammar lives in :func:`ledger.core.repobase.split_version` (the hooks read ids too).
+
+    Remembered (a VersionId is frozen): a report at 1,000 versions parses the same ids
+    tens of thousands of times (sorting, each commit of history that names a step)."""
     parts = split_version(value, prefix)
     return None if parts is None else VersionId(prefix, *parts)
 
