@@ -9,7 +9,8 @@ spaces and a trailing newline, so a PR diff reads like the fact it records.
 
 YAML goes through ``safe_load`` semantics only, and aliases are refused
 outright: an alias bomb is cheap to parse but explodes whatever walks the
-result afterwards.
+result afterwards (the parser and emitter: :mod:`ledger.core.model.yamlio`,
+imported on first use).
 """
 
 from __future__ import annotations
