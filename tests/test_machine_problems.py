@@ -282,6 +282,41 @@ def test_doctor_finishes_an_interrupted_transition_once_a_brief_index_lock_goes(
     assert repo.git("status", "--porcelain", "--", "training_log") == ""
 
 
+def test_doctor_removes_a_stale_index_lock_once_another_writer_is_done(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """An interrupted transition behind a stale index lock (no git process), and another
+    git-ledger writer holding the writer lock for a moment while doctor --fix runs (what
+    next proposed a moment before): doctor waits for the writer, as a transition does,
+    then removes the stale lock and finishes the transition (the MCP walk of seed 103
+    refused here: the lock was left alone as 'in use' and the transition could not end)."""
+    repo = interrupted_conclude(shop(bare_repo), tmp_path)
+    index = repo.path / ".git/index.lock"
+    _aged(index, 20 * 60)
+    assert repo.ok("next", "--json").json()["command"] == "git ledger doctor --fix"
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            "fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(1.5)\n",
+            str(repo.path / ".git/ledger/write.lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline() == "held\n"
+        fixed = repo.run("doctor", "--fix")
+    finally:
+        writer.wait()
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert "removed stale lock" in fixed.out and "completed the interrupted transition" in fixed.out
+    assert not index.exists()
+    assert repo.git("status", "--porcelain", "--", "training_log") == ""
+
+
 def test_a_recent_index_lock_that_stops_doctor_comes_before_a_stale_lock(
     bare_repo: Repo, tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from ledger.core import gitcli, output, runfiles
 from ledger.core.context import load_config, open_store
 from ledger.core.errors import LedgerError
-from ledger.core.locks import classify_locks, wait_for_locks
+from ledger.core.locks import WRITER_BUSY, classify_locks, wait_for_locks
 from ledger.core.model.config import LedgerConfig
 from ledger.core.store import Snapshot, Store, Transition
 from ledger.core.workspace import frozen_edit
@@ -39,8 +39,17 @@ class Report:
 
 def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -> list[Path]:
     """Report (and with ``fix`` remove) stale locks; the lock files left in place."""
+    found = classify_locks(store, stale_minutes)
+    if fix and any(lock.busy == (WRITER_BUSY,) for lock in found):
+        # Another git-ledger writer at work (a transition holds the writer lock for the
+        # length of its commit) is waited for, as a transition waits for it: a stale lock
+        # it kept doctor from removing is stale again once it is done.
+        deadline = time.monotonic() + INDEX_WAIT
+        while not store.writer_lock_free() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        found = classify_locks(store, stale_minutes)
     left = []
-    for lock in classify_locks(store, stale_minutes):
+    for lock in found:
         reasons = [*lock.busy, *([lock.recent] if lock.recent else [])]
         if reasons:
             left.append(lock.path)

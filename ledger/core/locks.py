@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from ledger.core.store import Store
 
 
+WRITER_BUSY = "a git-ledger writer holds its lock"
+
+
 def lock_files(store: Store) -> list[Path]:
     dirs = [store.common_dir]
     worktrees = store.common_dir / "worktrees"
@@ -85,7 +88,7 @@ def classify_locks(store: Store, stale_minutes: float) -> list[Lock]:
     busy = [f"git process {pid} ({line[:60]}) is working in the repository" for pid, line in live]
     busy = busy[:1]  # one is reason enough
     if not store.writer_lock_free():
-        busy.append("a git-ledger writer holds its lock")
+        busy.append(WRITER_BUSY)
     now = time.time()
     found = []
     for lock in locks:
