@@ -283,16 +283,14 @@ def _configuration(where: Situation) -> list[Problem]:
     transition that relies on its numbers is refused until it is (Context's
     ``require_committed_config``). Whether the change is meant is a person's call:
     committed on its own, or discarded."""
-    from ledger.core.repobase import STAT_BY_SIZE_AND_MTIME
+    from ledger.core import workspace
 
     name = where.data.get("config_file")
     if not name:
         return []
     changed = where.data.get("config_changed")  # _entries asked git already
-    if changed is None:
-        args = [*STAT_BY_SIZE_AND_MTIME, "--no-optional-locks", "status", "--porcelain"]
-        args += ["--untracked-files=no", "--", f":(literal){name}"]
-        changed = bool(gitcli.output(args, where.top).strip())
+    if changed is None:  # asked alone: the same git status, for this file only
+        changed = bool(workspace.porcelain(where.top, "--untracked-files=no", f":(literal){name}"))
     if not changed:
         return []
     message = f"{name} has uncommitted changes"
