@@ -4,7 +4,7 @@ shown forever) and the report that carries both, with the wording shared by its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ledger.core.commitinfo import parse_trailers
 from ledger.core.repobase import base_id
@@ -16,8 +16,10 @@ if TYPE_CHECKING:
 REVERTS = re.compile(r"This reverts commit ([0-9a-f]{40})")
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
+    """A history rule broken at ``commit`` (NamedTuples here, as ledger.core.commitinfo
+    says why)."""
+
     commit: str
     path: str
     rule: str
@@ -40,8 +42,7 @@ class Finding:
         }
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     """A legitimate undo or change, shown forever: withdrawn, replaced, config, void."""
 
     commit: str
@@ -63,15 +64,19 @@ class Note:
         }
 
 
-@dataclass
 class Report:
-    tip: str | None
-    findings: list[Finding] = field(default_factory=list)
-    notes: list[Note] = field(default_factory=list)
-    registrations: dict[str, str] = field(default_factory=dict)
-    ever: set[str] = field(default_factory=set)
-    void: set[str] = field(default_factory=set)
-    commits: int = 0
+    """What a replay up to ``tip`` found and noted, and what it learnt of the steps."""
+
+    __slots__ = ("commits", "ever", "findings", "notes", "registrations", "tip", "void")
+
+    def __init__(self, tip: str | None) -> None:
+        self.tip = tip
+        self.findings: list[Finding] = []
+        self.notes: list[Note] = []
+        self.registrations: dict[str, str] = {}
+        self.ever: set[str] = set()
+        self.void: set[str] = set()
+        self.commits = 0
 
     def for_step(self, vid: str, since: str, store: Store) -> list[Finding]:
         """Findings that taint ``vid``: its own (or its matrix's), and unassigned ones

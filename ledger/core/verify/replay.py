@@ -6,8 +6,7 @@ it was made with, the findings and notes it marks on commits, and the reads it s
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.errors import LedgerError
@@ -35,8 +34,7 @@ class NeedsFull(Exception):
     with the validated configuration may do: no cached state to build on."""
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One path inside the ledger dir that a commit changed, as the replay checks it."""
 
     commit: CommitInfo
