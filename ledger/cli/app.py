@@ -455,6 +455,9 @@ def main(argv: list[str] | None = None) -> None:
         with click.Context(cli, info_name=PROG, **cli.context_settings) as ctx:
             click.echo(ctx.get_help(), err=True)
         sys.exit(2)
+    from ledger.core import statuscache
+
+    statuscache.moved = []  # the contexts that commit (ledger.cli.status.warm)
     try:
         result: Any = cli.main(
             args=args,
@@ -485,4 +488,9 @@ def main(argv: list[str] | None = None) -> None:
         _fail(args, environment_error(exc, "cannot write").one_line(), 5)
     except Exception as exc:
         _fail(args, f"internal error: {type(exc).__name__}: {exc}{_log_traceback(args)}", 3)
-    sys.exit(result if isinstance(result, int) else 0)
+    code = result if isinstance(result, int) else 0
+    if code == 0 and statuscache.moved:
+        from ledger.cli.status import warm
+
+        warm(statuscache.moved)
+    sys.exit(code)

@@ -7,9 +7,11 @@ Branch, commit and running runs are read fresh every time.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ledger.core import gitcli, machine, output, statuscache
 from ledger.core.configfile import ledger_dir, read_worktree_config
@@ -86,8 +88,24 @@ def status_data(cwd: Path) -> dict[str, Any]:
     return _status(cwd)[0]
 
 
-def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
-    """:func:`status_data`, and the directory of the derived caches (``.git/ledger``)."""
+class _Where(NamedTuple):
+    """Where ``status`` reads: the repository's directories, the configuration file
+    (name, text) in the work tree, HEAD's ids (:func:`gitcli.head_ids`) and the key of
+    the cached summary (None: a ledger without one yet)."""
+
+    top: Path
+    gitdir: Path
+    common: Path
+    found: tuple[str, str] | None
+    ids: tuple[str, str, str] | None
+    cache_key: str | None
+
+    @property
+    def state_dir(self) -> Path:
+        return self.common / "ledger"
+
+
+def _where(cwd: Path) -> _Where:
     where = locate(str(cwd))
     if where is None:
         gitcli.locate(cwd)  # says why, as every verb does
@@ -96,16 +114,56 @@ def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
     found = read_worktree_config(top)
     directory = ledger_dir(*found) if found is not None else None
     ids = gitcli.head_ids(top, directory) if directory is not None else None
-    state_dir = common / "ledger"
     cache_key = statuscache.key(found[0], found[1], ids[1], ids[0]) if found and ids else None
+    return _Where(top, gitdir, common, found, ids, cache_key)
+
+
+def _summary(
+    cwd: Path, at: _Where, lend: LedgerState | None = None
+) -> tuple[dict[str, Any], Context]:
+    """The state-derived part of status, read from the ledger (and cached when it has a
+    key); ``lend``: a state this process loaded, which lends what it built."""
+    from ledger.core.context import open_context
+
+    ctx = open_context(cwd)  # validates the configuration; a bad one is exit 2
+    data = summary(ctx.state(previous=lend), ctx)
+    if at.cache_key:
+        statuscache.put(at.state_dir, at.cache_key, data)
+    return data, ctx
+
+
+def warm(contexts: Iterable[Context]) -> None:
+    """After a verb that committed succeeded: what the next ``status`` or ``next`` reads
+    from its caches at the new HEAD (the summary, verify's report), made by the process
+    that wrote the commit, which has already imported and loaded what a cold reader
+    would: an agent asks ``next`` after every step, and a cold ``next`` spent most of its
+    time importing pydantic and pygit2 to say what this process knew. Only for a context
+    that loaded the ledger whole (``record`` reads one version, and does not read them all
+    for this). It never fails the verb and prints nothing: what it cannot make costs the
+    next reader its time, as before."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()  # what the verb said reaches a pipe before the caches are made
+    for ctx in contexts:
+        lend, top = ctx.loaded, ctx.store.workdir
+        if lend is None or top is None:
+            continue
+        with contextlib.suppress(Exception):
+            at = _where(Path(top))
+            if at.ids is None or at.cache_key is None:
+                continue
+            if statuscache.get(at.state_dir, at.cache_key) is None:
+                _summary(Path(top), at, lend)
+            history_findings(Path(top), at.state_dir, at.common, at.ids[0])
+
+
+def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
+    """:func:`status_data`, and the directory of the derived caches (``.git/ledger``)."""
+    at = _where(cwd)
+    top, gitdir, common, found, ids, cache_key = at
+    state_dir = at.state_dir
     data = statuscache.get(state_dir, cache_key) if cache_key else None
     if data is None or ids is None:
-        from ledger.core.context import open_context
-
-        ctx = open_context(cwd)  # validates the configuration; a bad one is exit 2
-        data = summary(ctx.state(), ctx)
-        if cache_key:
-            statuscache.put(state_dir, cache_key, data)
+        data, ctx = _summary(cwd, at)
         detached = ctx.store.repo.head_is_detached
         data["branch"] = None if detached else ctx.store.branch().removeprefix("refs/heads/")
         data["commit"] = ctx.store.resolve(None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,9 @@ class Context:
     store: Store
     config: LedgerConfig
     config_file: str
+    # The last state this context loaded (any commit): what a reader after the verb may
+    # borrow (ledger.cli.status.warm). None: the verb never read the ledger whole.
+    loaded: LedgerState | None = field(default=None, repr=False, compare=False)
 
     @property
     def dir(self) -> str:
@@ -31,7 +34,8 @@ class Context:
         """The ledger state at ``snap`` (default HEAD), through the blob-id cache;
         ``previous`` (a state of another commit) lends what it built (load_state)."""
         snap = snap or self.store.snapshot()
-        return load_state(self.store, self.config, snap, previous=previous)
+        self.loaded = load_state(self.store, self.config, snap, previous=previous)
+        return self.loaded
 
     def require_committed_config(self) -> None:
         """Thresholds a transition relies on must be on record, not just on disk."""
@@ -119,8 +123,20 @@ def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context
             "run 'git ledger init' first",
         )
     config, name = loaded
-    store.on_commit.append(lambda transition: _keep_quietly(store, config, transition.writes))
-    return Context(store=store, config=config, config_file=name)
+    ctx = Context(store=store, config=config, config_file=name)
+    store.on_commit.append(lambda transition: _committed(ctx, transition.writes))
+    return ctx
+
+
+def _committed(ctx: Context, writes: Mapping[str, bytes | None]) -> None:
+    """After each commit ``ctx``'s store made: its entries kept for the next reader, and
+    the context noted for the status cache (:data:`ledger.core.statuscache.moved`)."""
+    from ledger.core import statuscache
+
+    _keep_quietly(ctx.store, ctx.config, writes)
+    moved = statuscache.moved
+    if moved is not None and not any(known is ctx for known in moved):
+        moved.append(ctx)
 
 
 def _keep_quietly(store: Store, config: LedgerConfig, writes: Mapping[str, bytes | None]) -> None:

@@ -25,6 +25,12 @@ from ledger.core import caches
 
 FILE = "status.json"
 KEEP = 8
+# The contexts (ledger.core.context.Context) whose store committed a transition in this
+# process, collected while the command line runs a verb (None otherwise: the MCP server,
+# a library caller). When the verb succeeds, the command line makes this cache's answer
+# for the commit it wrote (ledger.cli.status.warm): the process that wrote it has
+# imported and loaded what a cold reader would, and an agent asks ``next`` after each step.
+moved: list[Any] | None = None
 
 
 def key(name: str, text: str, tree: str, commit: str) -> str:
