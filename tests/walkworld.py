@@ -14,6 +14,12 @@ The property, checked at every step:
 - whenever ``next`` says the loop is healthy (``status --json`` lists no problem, no
   run is running, and ``next`` proposes a loop step rather than a repair), ``git ledger
   verify`` passes and ``git push origin HEAD`` (through the pre-push hook) succeeds;
+- at the same moments, the steps history leaves open (``verify``'s replay, which
+  judges each code commit by them) are the steps ``status`` says are open (the state,
+  by which the hooks let a code commit through): when they differ, a commit the hooks
+  let through is refused by every push, or the other way round
+  (:meth:`World.open_agrees`; versions and matrix cells: the campaign and batches
+  loops open none, and the property says that history opens none there either);
 - the loop moves on: ``next`` never proposes one command :data:`STUCK` times in a row
   (a state that neither the step it names nor a person's repair leaves: a walk stuck
   in it would pass while exercising nothing).
@@ -390,6 +396,27 @@ class World:
         push = self.sh("git push -q origin HEAD")
         if push.code != 0:
             self.fail("push", "git push origin HEAD", push, nxt)
+        differ = self.open_agrees()
+        if differ:
+            self.fail("open-differs", "git ledger verify", Done(1, "", differ), nxt)
+
+    def open_agrees(self) -> str:
+        """Why the open steps of verify's replay at HEAD differ from ``status``'s ('' when
+        they agree). Read in this process (the replay's open steps are no command's
+        output); verify has just replayed HEAD, so this reads its cache."""
+        from ledger.core.context import open_context
+        from ledger.core.verify.engine import replay
+
+        ctx = open_context(self.repo)
+        head = str(ctx.store.resolve(None))
+        history = set(replay(ctx.store, ctx.config, ctx.config_file, head)[0]["o"])
+        state = set(self.status.get("open", []))
+        if history == state:
+            return ""
+        return (
+            f"verify's replay leaves {sorted(history)} open at HEAD, status says "
+            f"{sorted(state)}: the hooks and verify judge code commits by different steps"
+        )
 
     def healthy(self, nxt: dict[str, Any]) -> bool:
         """Whether ``next`` says the loop is healthy: a step of the loop, not a repair of
