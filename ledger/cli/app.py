@@ -142,8 +142,10 @@ def mcp(obj: Ctx, read_only: bool, tool_sets: str | None, max_argument_bytes: in
 
     Needs the extra: pip install 'git-ledger[mcp]'.
     """
+    from ledger.core import statuscache
     from ledger.mcp import stdio
 
+    statuscache.moved = None  # a server's verbs answer in this process: nothing to warm
     return stdio.serve(
         obj.cwd,
         cli,
