@@ -8,7 +8,10 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.helpers import Repo, measure, register
 
@@ -61,3 +64,51 @@ def test_a_refused_verb_leaves_the_cache_as_it_was(repo: Repo) -> None:
     refused = register(repo, "V1")  # the id is taken
     assert refused.code != 0
     assert cache.read_bytes() == before
+
+
+def test_a_commit_landing_while_status_reads_is_not_cached_under_the_earlier_key(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process commits between status reading HEAD (the cache key) and reading
+    the ledger (a detached run recording, a verb in the same work tree): what status
+    made is the later commit's answer, and a checkout of the earlier commit must not be
+    told it."""
+    from ledger.cli import status
+
+    assert register(repo, "V1").code == 0
+    shutil.rmtree(repo.path / ".git" / "ledger" / "cache")
+    real, raced = status._where, []
+
+    def where_then_another_commit(cwd: Path) -> Any:
+        at = real(cwd)
+        if not raced:
+            raced.append(at.ids)
+            repo.git("ledger", "void", "V1", "--reason", "a commit in the meantime")
+        return at
+
+    monkeypatch.setattr(status, "_where", where_then_another_commit)
+    status.status_data(repo.path)
+    monkeypatch.undo()
+    assert raced and repo.head() != raced[0][0]
+    repo.git("checkout", "-q", "--detach", raced[0][0])  # the registration, V1 open
+    told = repo.git("ledger", "next", "--json")
+    assert json.loads(told) == cold(repo, "next")
+    assert "V1" in json.loads(told)["command"]
+
+
+def test_ctrl_c_while_the_cache_is_made_keeps_the_verbs_exit(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The verb has said it is done when the warm-up starts: an interrupt then stops the
+    warm-up, not the verb (no traceback, its exit code stands)."""
+    from ledger.cli import status
+    from ledger.core.context import open_context
+
+    ctx = open_context(repo.path)
+    ctx.state()
+
+    def interrupted(cwd: Path) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(status, "_where", interrupted)
+    status.warm([ctx])  # returns: nothing raised

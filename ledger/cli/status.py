@@ -121,13 +121,21 @@ def _where(cwd: Path) -> _Where:
 def _summary(
     cwd: Path, at: _Where, lend: LedgerState | None = None
 ) -> tuple[dict[str, Any], Context]:
-    """The state-derived part of status, read from the ledger (and cached when it has a
-    key); ``lend``: a state this process loaded, which lends what it built."""
+    """The state-derived part of status, read from the ledger; ``lend``: a state this
+    process loaded, which lends what it built.
+
+    Cached under ``at``'s key only when it is the answer for that key: when HEAD and the
+    configuration are still what ``at`` read once the answer is made. Another process
+    may commit (a detached run recording, a verb in the same work tree) between reading
+    the key and reading the ledger: its commit's answer under the earlier commit's key
+    would be what a later ``git checkout`` of that commit is told."""
     from ledger.core.context import open_context
 
     ctx = open_context(cwd)  # validates the configuration; a bad one is exit 2
-    data = summary(ctx.state(previous=lend), ctx)
-    if at.cache_key:
+    state = ctx.state(previous=lend)
+    data = summary(state, ctx)
+    current = at.ids is not None and state.commit_id == at.ids[0]
+    if at.cache_key and current and _where(cwd).cache_key == at.cache_key:
         statuscache.put(at.state_dir, at.cache_key, data)
     return data, ctx
 
@@ -143,17 +151,20 @@ def warm(contexts: Iterable[Context]) -> None:
     next reader its time, as before."""
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()  # what the verb said reaches a pipe before the caches are made
-    for ctx in contexts:
-        lend, top = ctx.loaded, ctx.store.workdir
-        if lend is None or top is None:
-            continue
-        with contextlib.suppress(Exception):
-            at = _where(Path(top))
-            if at.ids is None or at.cache_key is None:
+    try:
+        for ctx in contexts:
+            lend, top = ctx.loaded, ctx.store.workdir
+            if lend is None or top is None:
                 continue
-            if statuscache.get(at.state_dir, at.cache_key) is None:
-                _summary(Path(top), at, lend)
-            history_findings(Path(top), at.state_dir, at.common, at.ids[0])
+            with contextlib.suppress(Exception):
+                at = _where(Path(top))
+                if at.ids is None or at.cache_key is None:
+                    continue
+                if statuscache.get(at.state_dir, at.cache_key) is None:
+                    _summary(Path(top), at, lend)
+                history_findings(Path(top), at.state_dir, at.common, at.ids[0])
+    except KeyboardInterrupt:
+        return  # Ctrl-C once the verb said it is done: it is done (its exit code stands)
 
 
 def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
