@@ -317,6 +317,49 @@ def test_doctor_removes_a_stale_index_lock_once_another_writer_is_done(
     assert repo.git("status", "--porcelain", "--", "training_log") == ""
 
 
+def test_doctor_outlasts_a_transition_waiting_on_the_stale_index_lock(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """A stale index lock (no git process), a transition that waits on it while holding
+    the writer lock (a detached run recording, an agent's verb), and doctor --fix started
+    meanwhile: doctor waits longer than the transition does, so the transition gives up
+    first (exit 4, its journal left), and doctor removes the lock and finishes it (the
+    MCP walk of seed 25 refused here: doctor gave up on the writer a moment first)."""
+    import fcntl
+
+    repo = shop(bare_repo)
+    index = repo.path / ".git/index.lock"
+    _aged(index, 3 * 3600)
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "ledger", "config", "set", "triggers.noop_tolerance", "501.0",
+         "--reason", "a transition while the index is locked"],
+        cwd=repo.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    lock = repo.path / ".git/ledger/write.lock"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # until the transition holds the writer lock
+        if lock.exists():
+            fd = os.open(lock, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except OSError:
+                break
+            finally:
+                os.close(fd)
+        time.sleep(0.01)
+    try:
+        fixed = repo.run("doctor", "--fix")
+    finally:
+        _, err = writer.communicate(timeout=60)
+    assert writer.returncode == 4, err
+    assert fixed.code == 0, fixed.out + fixed.err
+    assert "removed stale lock" in fixed.out and "completed the interrupted transition" in fixed.out
+    assert not index.exists()
+    assert repo.git("status", "--porcelain") == ""
+    assert "noop_tolerance = 501.0" in repo.git("show", "HEAD:ledger.toml")
+
+
 def test_a_recent_index_lock_that_stops_doctor_comes_before_a_stale_lock(
     bare_repo: Repo, tmp_path: Path
 ) -> None:

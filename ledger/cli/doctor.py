@@ -20,6 +20,7 @@ from ledger.core.context import load_config, open_store
 from ledger.core.errors import LedgerError
 from ledger.core.locks import WRITER_BUSY, classify_locks, wait_for_locks
 from ledger.core.model.config import LedgerConfig
+from ledger.core.store import INDEX_WAIT as STORE_INDEX_WAIT
 from ledger.core.store import Snapshot, Store, Transition
 from ledger.core.workspace import frozen_edit
 
@@ -27,7 +28,12 @@ HARDENING = {"gc.auto": "0", "core.fsmonitor": "false"}
 LOCK_WAIT = 60.0  # seconds: git holds a lock for the length of one command
 # How long --fix waits for an index lock before finishing an interrupted transition: as
 # long as a transition itself waits for a busy index (ledger.core.store.worktree).
-INDEX_WAIT = 11.0
+INDEX_WAIT = STORE_INDEX_WAIT
+# How long --fix waits for another git-ledger writer to let go of the writer lock: longer
+# than a transition waits for an index.lock (store.INDEX_WAIT), so that a writer stuck on
+# the stale lock doctor is about to remove gives up first (exit 4, its journal left
+# here), instead of doctor giving up first and leaving both.
+WRITER_WAIT = STORE_INDEX_WAIT + 4.0
 
 
 @dataclass
@@ -44,7 +50,7 @@ def check_locks(store: Store, stale_minutes: float, fix: bool, report: Report) -
         # Another git-ledger writer at work (a transition holds the writer lock for the
         # length of its commit) is waited for, as a transition waits for it: a stale lock
         # it kept doctor from removing is stale again once it is done.
-        deadline = time.monotonic() + INDEX_WAIT
+        deadline = time.monotonic() + WRITER_WAIT
         while not store.writer_lock_free() and time.monotonic() < deadline:
             time.sleep(0.05)
         found = classify_locks(store, stale_minutes)

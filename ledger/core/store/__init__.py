@@ -28,6 +28,7 @@ from ledger.core.store.transition import Transition as Transition
 from ledger.core.store.transition import check_case as check_case
 from ledger.core.store.transition import check_entry_path as check_entry_path
 from ledger.core.store.transition import check_identity as check_identity
+from ledger.core.store.worktree import INDEX_WAIT as INDEX_WAIT
 from ledger.core.store.worktree import JOURNAL as JOURNAL
 from ledger.core.store.write import MAX_ATTEMPTS as MAX_ATTEMPTS
 from ledger.core.store.write import Writer

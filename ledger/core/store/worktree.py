@@ -38,6 +38,9 @@ from ledger.core.store.objects import Snapshot, get_object
 from ledger.core.store.repository import Repository
 
 JOURNAL = "ledger-pending.json"
+# How long a transition waits for another git process's index.lock before it gives up
+# (exit 4, the journal left for doctor --fix): a git command holds it for a moment.
+INDEX_WAIT = 11.0
 
 
 class Worktree(Repository):
@@ -223,7 +226,8 @@ class Worktree(Repository):
                 (self.workdir / path).unlink()
         delay = 0.01
         refreshed = False
-        for _attempt in range(60):
+        deadline = time.monotonic() + INDEX_WAIT
+        while True:
             proc = gitcli.read_tree_update(self.workdir, old, new)
             if proc.returncode == 0:
                 return
@@ -233,7 +237,7 @@ class Worktree(Repository):
                 gitcli.run(["update-index", "-q", "--refresh"], self.workdir, check=False)
                 refreshed = True
                 continue
-            if not gitcli.index_busy(proc.stderr):
+            if not gitcli.index_busy(proc.stderr) or time.monotonic() >= deadline:
                 break
             time.sleep(delay)  # another git process holds index.lock: it is brief
             delay = min(delay * 2, 0.2)
