@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from ledger.core.verify.engine import CACHE_FILE
+from ledger.core.verifycache import REPORT_FILE
 from tests.helpers import Repo, measure, register
 
 
@@ -27,8 +29,12 @@ def read(repo: Repo, verb: str) -> tuple[Any, set[str]]:
 
 
 def cold(repo: Repo, verb: str) -> Any:
-    """``verb --json`` with every derived cache gone (as after an upgrade)."""
-    shutil.rmtree(repo.path / ".git" / "ledger" / "cache")
+    """``verb --json`` with every derived cache gone (as after an upgrade): the cache
+    directory and verify's report and replay state."""
+    state = repo.path / ".git" / "ledger"
+    shutil.rmtree(state / "cache")
+    for name in (REPORT_FILE, CACHE_FILE):
+        (state / name).unlink(missing_ok=True)
     return read(repo, verb)[0]
 
 
