@@ -142,15 +142,18 @@ def _summary(
 
 def warm(contexts: Iterable[Context]) -> None:
     """After a verb that committed succeeded: what the next ``status`` or ``next`` reads
-    from its caches at the new HEAD (the summary, verify's report), made by the process
-    that wrote the commit, which has already imported and loaded what a cold reader
-    would: an agent asks ``next`` after every step, and a cold ``next`` spent most of its
+    from its caches at the new HEAD (the summary; verify's report when the few commits
+    since its cached tip are all that is new: :func:`ledger.cli.verify.extend`), made
+    by the process that wrote the commit, which has already imported and loaded what a
+    cold reader would: an agent asks ``next`` after every step, and a cold ``next`` spent most of its
     time importing pydantic and pygit2 to say what this process knew. Only for a context
     that loaded the ledger whole (``record`` reads one version, and does not read them all
     for this). It never fails the verb and prints nothing: what it cannot make costs the
     next reader its time, as before."""
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()  # what the verb said reaches a pipe before the caches are made
+    from ledger.cli.verify import extend
+
     try:
         for ctx in contexts:
             lend, top = ctx.loaded, ctx.store.workdir
@@ -162,7 +165,7 @@ def warm(contexts: Iterable[Context]) -> None:
                     continue
                 if statuscache.get(at.state_dir, at.cache_key) is None:
                     _summary(Path(top), at, lend)
-                history_findings(Path(top), at.state_dir, at.common, at.ids[0])
+                extend(Path(top))
     except KeyboardInterrupt:
         return  # Ctrl-C once the verb said it is done: it is done (its exit code stands)
 

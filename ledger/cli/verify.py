@@ -97,6 +97,16 @@ def _incremental(top: Path, common: Path, git_dir: Path, head: str) -> Report | 
         history.close()
 
 
+def extend(cwd: Path) -> None:
+    """Save verify's report for HEAD when that is cheap: the few commits since a cached
+    tip, replayed by the light reader. Never the full replay: a verb's warm-up
+    (ledger.cli.status.warm) must not become a whole-history replay after an upgrade
+    (40 s at 10,000 steps); the next reader that needs it pays it, as before."""
+    found = _locate(cwd)
+    if found is not None and _from_cache(found[1], found[3]) is None:
+        _incremental(*found)
+
+
 def run_at_hand(cwd: Path, as_json: bool) -> int | None:
     """``git ledger verify [--json]`` of HEAD when the answer is at hand without the click
     app (``ledger.__main__`` calls it first): the saved report, or the light replay of
