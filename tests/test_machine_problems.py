@@ -15,6 +15,7 @@ from ledger.cli.doctor import INDEX_WAIT
 from tests.helpers import Repo
 from tests.test_next_refusals import (
     concluded_v1,
+    fill,
     follow,
     interrupted_conclude,
     pushes,
@@ -139,6 +140,57 @@ def test_a_reflection_being_written_is_the_loops_draft_not_a_leftover(
     assert repo.ok("doctor", "--fix").code == 0 and (repo.path / draft).is_file()
     assert repo.git("status", "--porcelain", "--", draft).startswith("??")
     assert _push(repo).returncode == 0  # a push sends commits, not the work tree
+
+
+def _reflected_v1(repo: Repo) -> str:
+    draft = "training_log/REFLECTION_V1.md"
+    repo.ok("reflect", "V1")
+    fill(repo, {"edit": [draft], "command": "", "placeholders": []})
+    return draft
+
+
+def test_a_committed_reflection_deleted_from_the_index_is_restored_first(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """A committed entry that matches a draft's glob, deleted from the index (``git rm
+    --cached``; a ``git revert`` a hook stopped leaves the same) or from the work tree, is
+    a leftover, not a draft at work: unseen, it rode along with the next code commit
+    and the pre-commit hook refused that (the MCP walk of seed 25, step 125)."""
+    repo = concluded_v1(bare_repo)
+    draft = _reflected_v1(repo)
+    repo.ok("reflect", "V1", "--commit")
+    pushes(repo, tmp_path)
+    for how in (f"git rm -q --cached -- {draft}", f"git rm -q -- {draft}", f"rm -- {draft}"):
+        assert sh(repo, how).returncode == 0
+        machine = _machine(repo)
+        assert [p["kind"] for p in machine] == ["uncommitted-entries"], (how, machine)
+        assert draft in machine[0]["message"]
+        assert _push(repo).returncode != 0
+        nxt = repo.ok("next", "--json").json()
+        assert nxt["action"] == "restore-entry" and "decide" not in nxt, nxt
+        follow(repo, nxt)
+        assert _machine(repo) == [] and repo.git("status", "--porcelain") == ""
+    assert walk_to(repo, "commit-code") == ["register", "commit-code"]
+    assert _push(repo).returncode == 0
+
+
+def test_a_staged_draft_does_not_ride_along_with_the_code_commit_next_proposes(
+    bare_repo: Repo,
+) -> None:
+    """A reflection being written and staged (``git add``) while a version waits for its
+    code: the commit ``next`` proposes carries the bet's files only, so the pre-commit
+    hook (ledger files and code in one commit) lets it through, and the draft stays."""
+    repo = concluded_v1(bare_repo)
+    assert walk_to(repo, "register") == ["register"]
+    draft = _reflected_v1(repo)
+    repo.git("add", "--", draft)
+    assert _machine(repo) == []
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "commit-code", nxt
+    follow(repo, nxt)
+    assert repo.git("show", "--name-only", "--format=", "HEAD").split() == ["src/cache.py"]
+    assert repo.git("status", "--porcelain", "--", draft).startswith("A ")
+    assert walk_to(repo, "measure") == ["measure"]
 
 
 def test_a_tamper_committed_past_the_hooks_is_shown_first(bare_repo: Repo, tmp_path: Path) -> None:

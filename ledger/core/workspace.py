@@ -4,13 +4,14 @@ pre-push hook apply (a machine problem in the first, a refusal in the last).
 What counts is what hands and crashes leave where hands write: a file at the ledger
 dir's top level (versions, reflections, matrices, the views, a campaign's contract)
 changed, deleted or new in the work tree, and any file in a directory that is not
-only written by transitions (``notes/``, or one the commit does not have). A loop's drafts (its preset's ``drafts()`` globs: a reflection
-being written, a contract before ``contract``, a batch's trace before its close) are
-the loop at work, not leftovers: they are returned apart, never refused. The
-directories a preset's history rules give to transitions alone (``results/``,
-``candidates/``, ``weights/``, ...) are not read: transitions refuse to overwrite a
-changed file themselves, and a stray file there is in no commit, so no push sends it
-and no transition reads it.
+only written by transitions (``notes/``, or one the commit does not have). A loop's
+drafts (its preset's ``drafts()`` globs: a reflection being written, a contract before
+``contract``, a batch's trace before its close) are the loop at work, not leftovers:
+they are returned apart, never refused; a deleted one is a leftover (what the commit
+has is restored). The directories a preset's history rules give to transitions alone
+(``results/``, ``candidates/``, ``weights/``, ...) are not read: transitions refuse to
+overwrite a changed file themselves, and a stray file there is in no commit, so no
+push sends it and no transition reads it.
 
 Why not the whole directory: ``git status`` of every result file costs a stat each
 (about two thirds of a warm ``status`` at 1,000 steps, more at 10,000). The top level
@@ -117,9 +118,12 @@ def uncommitted(
         found += porcelain(top, "--untracked-files=all", *(f"{directory}/{d}" for d in read))
     globs = [f"{directory}/{g}" for g in drafts]
     for code, path in found:
-        if not any(fnmatch.fnmatchcase(path, g) for g in globs):
+        # A deletion is never a draft at work: a committed entry deleted (a reflection
+        # ``git rm``-ed, a revert stopped by a hook) would ride along with the next
+        # commit, code included; a staged draft deleted since leaves its addition staged.
+        if "D" in code or not any(fnmatch.fnmatchcase(path, g) for g in globs):
             out.entries.append((code, path))
-        elif "D" not in code:
+        else:
             out.drafts.append(path)
     return out
 

@@ -145,11 +145,15 @@ def code_commit(state: LedgerState, version: Version) -> NextAction:
     files = version.front.files
     bet = version.front.bet.rstrip(".")
     subject = f"feat({scope}): {version.id} — {bet[:1].lower()}{bet[1:]}"
+    paths = " ".join(shlex.quote(f) for f in files)
     return NextAction(
         "commit-code",
         # The trailer is written out: the hook adds it too, but not every clone has hooks.
-        f"git add -- {' '.join(shlex.quote(f) for f in files)} && git commit -m "
-        f"{shlex.quote(subject)} -m {shlex.quote('Ledger-Step: ' + version.id)}",
+        # The paths again after `git commit`: only the bet's files are committed, never
+        # what else is staged (a reflection being written: ledger files and code in one
+        # commit, which the pre-commit hook refuses).
+        f"git add -- {paths} && git commit -m "
+        f"{shlex.quote(subject)} -m {shlex.quote('Ledger-Step: ' + version.id)} -- {paths}",
         f"{version.id} is registered; change {', '.join(files)} for its bet and commit it "
         "(the commit carries its Ledger-Step), then measure it",
         version.id,
