@@ -133,4 +133,29 @@ def test_ctrl_c_while_the_cache_is_made_keeps_the_verbs_exit(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(status, "_where", interrupted)
-    status.warm([ctx])  # returns: nothing raised
+    status.warm([ctx], lambda: None)  # returns: nothing raised
+
+
+def test_the_campaign_and_batches_loops_transitions_leave_the_answer_at_hand(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """Their transitions load the loop whole (no ``Context.state``): the same process
+    makes the next reader's answer (the campaign walk had 126 cold ``next``s right after
+    ``candidate record``, the batches walk 149 after ``gate topic``)."""
+    from tests.test_campaign_batches import _code, _record, new_batch, new_camp
+
+    camp = new_camp(bare_repo)
+    camp.git("ledger", "status")  # verify's replay on record: the warm-up extends it
+    assert _record(camp, _code(camp, "base"), "base", "100").returncode == 0
+    assert_at_hand(camp, "candidate record --verdict base")
+    assert _record(camp, _code(camp, "one"), "rejected", "90", "--reason", "slower").returncode == 0
+    assert_at_hand(camp, "candidate record")
+    other = tmp_path / "other"
+    other.mkdir()
+    repo = Repo(other)
+    repo.git("init", "-q")
+    batch = new_batch(repo)
+    batch.git("ledger", "status")
+    batch.ok("gate", "topic", "--record", "--fidelity-rate", "0.9", "--mono", "true",
+             "--endpoint", "true")  # fmt: skip
+    assert_at_hand(batch, "gate topic --record")

@@ -494,5 +494,5 @@ def main(argv: list[str] | None = None) -> None:
     if code == 0 and statuscache.moved:
         from ledger.cli.status import warm
 
-        warm(statuscache.moved)
+        warm(statuscache.moved, lambda: cli)
     sys.exit(code)

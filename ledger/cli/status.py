@@ -140,34 +140,53 @@ def _summary(
     return data, ctx
 
 
-def warm(contexts: Iterable[Context]) -> None:
+def warm(contexts: Iterable[Context], app: Callable[[], Any]) -> None:
     """After a verb that committed succeeded: what the next ``status`` or ``next`` reads
-    from its caches at the new HEAD (the summary; verify's report when the few commits
-    since its cached tip are all that is new: :func:`ledger.cli.verify.extend`), made
-    by the process that wrote the commit, which has already imported and loaded what a
-    cold reader would: an agent asks ``next`` after every step, and a cold ``next`` spent most of its
-    time importing pydantic and pygit2 to say what this process knew. Only for a context
-    that loaded the ledger whole (``record`` reads one version, and does not read them all
-    for this). It never fails the verb and prints nothing: what it cannot make costs the
-    next reader its time, as before."""
+    from its caches at the new HEAD, made by the process that wrote the commit, which
+    has already imported and loaded what a cold reader would: an agent asks ``next``
+    after every step, and a cold ``next`` spent most of its time importing pydantic and
+    pygit2 to say what this process knew. The summary; verify's report when the few
+    commits since its cached tip are all that is new (:func:`ledger.cli.verify.extend`,
+    never a replay of the whole history); then, with that report at hand, a read as
+    ``next --json`` reads (:func:`_status`: the loop's fresh step and what it keeps, such
+    as the batches loop's trace check) and the MCP call of the step it proposes
+    (:func:`call_of`, from the click app ``app`` gives, imported already).
+
+    Only for a context that read the ledger whole: one that loaded the state (lent to
+    the summary), or any of a loop whose transitions all read their loop's state
+    (``Preset.transitions_read_whole``; ``record`` reads one version of the versions
+    loop, and does not read them all for this). It never fails the verb and prints
+    nothing: what it cannot make costs the next reader its time, as before."""
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()  # what the verb said reaches a pipe before the caches are made
     from ledger.cli.verify import extend
+    from ledger.core import verifycache
 
     try:
         for ctx in contexts:
             lend, top = ctx.loaded, ctx.store.workdir
-            if lend is None or top is None:
+            if top is None:
                 continue
             with contextlib.suppress(Exception):
+                if lend is None and not _reads_whole(ctx):
+                    continue
                 at = _where(Path(top))
                 if at.ids is None or at.cache_key is None:
                     continue
                 if statuscache.get(at.state_dir, at.cache_key) is None:
                     _summary(Path(top), at, lend)
                 extend(Path(top))
+                if verifycache.load(str(at.state_dir), str(at.common), at.ids[0]) is not None:
+                    data, state_dir = _status(Path(top))
+                    call_of(str(data["next"]["command"]), state_dir, app)
     except KeyboardInterrupt:
         return  # Ctrl-C once the verb said it is done: it is done (its exit code stands)
+
+
+def _reads_whole(ctx: Context) -> bool:
+    from ledger.core.loops import preset_for
+
+    return preset_for(ctx.config).transitions_read_whole
 
 
 def _status(cwd: Path) -> tuple[dict[str, Any], Path]:

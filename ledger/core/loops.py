@@ -87,6 +87,12 @@ class Preset(ABC):
     """One loop. Subclasses live in ``ledger/presets/<name>/preset.py``."""
 
     name: str = ""
+    # Whether each of this loop's transitions reads the loop's state whole: the process
+    # that committed one then also makes what the next ``status``/``next`` reads
+    # (ledger.cli.status.warm), for little more than the reading it did. Not the versions
+    # loop's (``record`` reads one version of thousands): there, a verb that loaded the
+    # whole state says so itself (``Context.loaded``).
+    transitions_read_whole: bool = False
     readme_template: str = "ledger-README.md"
     """The ledger README that ``init`` writes (a file of ``templates/``)."""
     readme_blocks: tuple[str, ...] = ()

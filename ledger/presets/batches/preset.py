@@ -54,6 +54,7 @@ def revisable(b: batches.Batches) -> list[dict[str, Any]]:
 
 class BatchesPreset(Preset):
     name = "batches"
+    transitions_read_whole = True  # each loads the loop from a snapshot (loop.load)
     readme_template = "ledger-README-batches.md"  # no blocks: its views are files
 
     def entry_paths(self, config: LedgerConfig) -> list[str]:

@@ -69,6 +69,7 @@ def _less_invasive(ctx: Context, camp: campaign.Campaign, sha: str, bar: dict[st
 
 class CampaignPreset(Preset):
     name = "campaign"
+    transitions_read_whole = True  # each loads the loop from a snapshot (loop.load)
     readme_template = "ledger-README-campaign.md"  # no blocks: its views are files
 
     def entry_paths(self, config: LedgerConfig) -> list[str]:
