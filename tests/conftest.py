@@ -9,13 +9,14 @@ developer's own setup (hooks, aliases, signing, default branch) leaks in.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, Templates, git, once, session_root
+from tests.helpers import Repo, Templates, git, new_ledger, once, session_root
 
 ROOT = Path(__file__).resolve().parent.parent
 # pip's cache from the real HOME, so install tests do not download the world
@@ -142,9 +143,17 @@ def bare_repo(tmp_path: Path) -> Iterator[Repo]:
 
 
 @pytest.fixture
-def repo(bare_repo: Repo) -> Repo:
-    """A repository with an initialised versions ledger."""
-    bare_repo.ok("init")
+def repo(bare_repo: Repo, templates: Templates) -> Repo:
+    """A repository with an initialised versions ledger: ``git init`` and ``git ledger
+    init`` run once per session (in the hermetic environment, with its fixed identity
+    and clock: every test would make the same commit), then copied over ``bare_repo``.
+    The copy's index is refreshed, so that its stat data is this work tree's (else a
+    first ``git status`` would rewrite it, and a test that fingerprints the repository
+    around a refusal would see the refresh)."""
+    built = once(templates.root / "versions-init", new_ledger) / "repo"
+    shutil.rmtree(bare_repo.path / ".git")
+    shutil.copytree(built, bare_repo.path, symlinks=True, dirs_exist_ok=True)
+    git(bare_repo.path, "update-index", "-q", "--refresh")
     return bare_repo
 
 
