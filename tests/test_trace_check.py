@@ -38,9 +38,9 @@ def test_an_answer_is_kept_only_under_the_trace_it_read(
     dirty = trace.read_text()
     real = preset._trace_problem
 
-    def racing(top: Path) -> list[str]:
+    def racing(top: Path, commit: str | None) -> list[str]:
         trace.write_text(clean)  # the hand line taken out while next reads
-        return real(top)
+        return real(top, commit)
 
     monkeypatch.setattr(preset, "_trace_problem", racing)
     monkeypatch.chdir(batch.path)
@@ -50,6 +50,37 @@ def test_an_answer_is_kept_only_under_the_trace_it_read(
     assert nxt["action"] == "fix-trace" and "[trace-hand-written]" in nxt["reason"], nxt
     refused = gl(batch, *GATE)
     assert refused.returncode == 1 and "[trace-hand-written]" in refused.stderr
+
+
+def test_a_commit_landing_while_next_reads_is_not_kept_under_the_earlier_commit(
+    batch: Repo,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """HEAD moves between ``next`` reading it (the key of what it keeps) and reading the
+    committed trace (a plain ``git commit`` right after a verb, as a verb's own warm-up
+    meets it): the answer is the key's commit's, not the later one's (a helper's race:
+    after a ``git reset`` back to the earlier commit, next said topic, a cold read
+    fix-trace)."""
+    from ledger.cli.status import _status
+    from ledger.presets.batches import preset
+
+    ok(batch, "trace", "emit", "topic-start", "--field", "topic=t1")
+    append(batch, HAND_LINE)
+    before = batch.head()
+    real = preset._trace_problem
+
+    def racing(top: Path, commit: str | None) -> list[str]:
+        batch.git("add", "--", TRACE)  # the hand line committed as next reads
+        batch.git("commit", "-q", "--no-verify", "-m", "chore: the trace as it stands")
+        return real(top, commit)
+
+    monkeypatch.setattr(preset, "_trace_problem", racing)
+    monkeypatch.chdir(batch.path)
+    assert _status(Path("."))[0]["next"]["action"] == "fix-trace"  # at the commit it keyed
+    monkeypatch.setattr(preset, "_trace_problem", real)
+    batch.git("reset", "-q", before)  # back, the hand line still on disk
+    nxt = next_json(batch)
+    assert nxt["action"] == "fix-trace" and "[trace-hand-written]" in nxt["reason"], nxt
 
 
 def test_a_hand_line_that_names_a_torn_line_is_no_repair(batch: Repo) -> None:  # noqa: F811

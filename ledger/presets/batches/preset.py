@@ -246,7 +246,8 @@ class BatchesPreset(Preset):
         ):
             known = None  # not this code's shape: asked again
         if known is None:
-            known = _trace_problem(top)
+            commit = data.get("commit")
+            known = _trace_problem(top, str(commit) if commit else None)
             # Kept only under the contents it read: a trace written while it read
             # (an agent's edit racing a poller) gets no answer kept for either.
             if [_digest(trace), _digest(state_dir / JOURNAL)] == inputs:
@@ -373,16 +374,19 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(data).hexdigest() if data is not None else "-"
 
 
-def _trace_problem(top: Path) -> list[str]:
+def _trace_problem(top: Path, commit: str | None) -> list[str]:
     """The ``fix-trace`` step's (action, command, reason) when the trace on disk holds a
-    line no verb wrote; empty when it is clean."""
+    line no verb wrote; empty when it is clean. Read against ``commit``, the one the
+    answer is kept under, not HEAD read again: a commit landing in between (a plain
+    ``git commit`` right after a verb) left its answer under the earlier commit."""
     from ledger.core.context import open_context
     from ledger.presets.batches import loop as batches
     from ledger.presets.batches.commands.common import trace_findings
 
     ctx = open_context(top)
-    b = batches.load(ctx.config, ctx.store.snapshot())
-    found = trace_findings(ctx, b, ctx.store.snapshot(), write=False)
+    snap = ctx.store.snapshot(commit)
+    b = batches.load(ctx.config, snap)
+    found = trace_findings(ctx, b, snap, write=False)
     if not found:
         return []
     return [
