@@ -116,6 +116,65 @@ def test_sigkill_at_every_injection_point_leaves_old_or_new_and_doctor_recovers(
     repo.git("fsck", "--strict")
 
 
+def _killed_at(repo: Repo, point: str, tag: str, tmp_path: Path) -> None:
+    signal_file = tmp_path / f"reached-{tag}"
+    pause = ["--pause-at", point, str(signal_file)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.writer", *pause, str(repo.path), "1", tag], cwd=ROOT
+    )
+    _wait_for(signal_file, proc)
+    proc.kill()
+    proc.wait()
+
+
+@pytest.mark.parametrize("point", ["after-ref", "during-index"])
+def test_a_commit_made_on_top_of_an_interrupted_transition_does_not_drop_it(
+    repo: Repo, tmp_path: Path, point: str
+) -> None:
+    """A transition killed after its commit, then a plain ``git commit`` of another file
+    (what hands do before asking doctor): the commit is on the branch, under the new
+    one, so doctor --fix finishes it, never "dropped ... never reached the branch" with
+    the index left behind (found by the campaign walk: then an autosave of files that
+    only the index had behind, refused as "no file changes", forever)."""
+    _killed_at(repo, point, "k", tmp_path)
+    note = "training_log/notes/k-0000.json"
+    assert repo.git("ls-tree", "--name-only", "HEAD", note).strip() == note
+    assert not (repo.path / note).exists() or repo.git("status", "--porcelain", note)
+    repo.write("NOTES.txt", "a typo fixed\n")
+    repo.git("add", "NOTES.txt")
+    repo.git("commit", "-q", "-m", "docs: fix a typo", "--", "NOTES.txt")
+    tip = repo.head()
+    assert "interrupted" in repo.run("status").out
+    done = repo.run("doctor", "--fix")
+    assert done.code == 0, done.out + done.err
+    assert "completed the interrupted transition" in done.out
+    assert repo.head() == tip
+    assert repo.git("status", "--porcelain") == ""
+    assert (repo.path / note).read_text() == repo.git("show", f"HEAD:{note}")
+    assert not (repo.path / ".git/ledger-pending.json").exists()
+    assert repo.run("doctor").code == 0
+
+
+def test_a_later_commit_that_wrote_the_interrupted_files_is_left_as_it_is(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """The later commit took what the work tree still showed (``git commit -a`` with the
+    transition's file absent): finishing the transition would stage the reverse of
+    that commit; doctor leaves the user's commit as it is and says so."""
+    _killed_at(repo, "after-ref", "k", tmp_path)
+    note = "training_log/notes/k-0000.json"
+    assert repo.git("ls-files", note) == "", "the index is still at the commit before"
+    repo.git("commit", "-q", "--no-verify", "-m", "drop it")
+    before = fingerprint(repo.path)
+    done = repo.run("doctor", "--fix")
+    assert "left the interrupted transition" in done.out, done.out + done.err
+    assert not (repo.path / ".git/ledger-pending.json").exists()
+    after = fingerprint(repo.path)
+    assert {k: v for k, v in after.items() if "pending" not in k} == {
+        k: v for k, v in before.items() if "pending" not in k
+    }
+
+
 def test_disk_full_while_writing_objects_is_a_clear_error(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -164,8 +164,18 @@ class Worktree(Repository):
         branch, new, paths = data.get("branch"), data.get("new"), data.get("paths")
         old = str(data["old"]) if data.get("old") else None
         ref = self.repo.references.get(str(branch))
-        if ref is not None and str(ref.target) == new and isinstance(paths, list):
-            already = self._set_aside_partial(old, str(new), [str(p) for p in paths])
+        tip = str(ref.target) if ref is not None else None
+        if tip is not None and isinstance(paths, list) and self._reached(tip, str(new)):
+            written = [str(p) for p in paths]
+            if tip != new and self._changed_since(str(new), tip, written):
+                # A later commit wrote the transition's files (a `git commit -a` of what
+                # the work tree still showed): what stands is that commit's, not ours.
+                self._clear_journal()
+                return (
+                    f"left the interrupted transition {str(new)[:10]} as it is: "
+                    "a later commit changed its files"
+                )
+            already = self._set_aside_partial(old, str(new), written)
             self.sync_worktree(old, str(new), already)
             self._clear_journal()
             return (
@@ -173,6 +183,20 @@ class Worktree(Repository):
             )
         self._clear_journal()
         return "dropped an interrupted transition whose commit never reached the branch"
+
+    def _reached(self, tip: str, new: str) -> bool:
+        """Whether the commit ``new`` is on the branch at ``tip``: the tip itself, or under
+        a commit made since (a plain ``git commit`` before ``doctor --fix``)."""
+        if tip == new:
+            return True
+        try:
+            return bool(self.repo.descendant_of(tip, new))
+        except (KeyError, ValueError, pygit2.GitError):
+            return False
+
+    def _changed_since(self, new: str, tip: str, paths: list[str]) -> bool:
+        before, after = self.snapshot(new), self.snapshot(tip)
+        return any(before.blob_id(p) != after.blob_id(p) for p in paths)
 
     def _set_aside_partial(self, old: str | None, new: str, paths: list[str]) -> list[str]:
         """Move aside what an interrupted write left at ``paths`` (neither old nor new).
