@@ -9,7 +9,6 @@ developer's own setup (hooks, aliases, signing, default branch) leaks in.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -146,15 +145,8 @@ def bare_repo(tmp_path: Path) -> Iterator[Repo]:
 def repo(bare_repo: Repo, templates: Templates) -> Repo:
     """A repository with an initialised versions ledger: ``git init`` and ``git ledger
     init`` run once per session (in the hermetic environment, with its fixed identity
-    and clock: every test would make the same commit), then copied over ``bare_repo``.
-    The copy's index is refreshed, so that its stat data is this work tree's (else a
-    first ``git status`` would rewrite it, and a test that fingerprints the repository
-    around a refusal would see the refresh)."""
-    built = once(templates.root / "versions-init", new_ledger) / "repo"
-    shutil.rmtree(bare_repo.path / ".git")
-    shutil.copytree(built, bare_repo.path, symlinks=True, dirs_exist_ok=True)
-    git(bare_repo.path, "update-index", "-q", "--refresh")
-    return bare_repo
+    and clock: every test would make the same commit), then copied over ``bare_repo``."""
+    return templates.over("versions-init", bare_repo, new_ledger)
 
 
 @pytest.fixture(scope="session")

@@ -186,12 +186,17 @@ def register(
     return ledger(Path(repo.path), *args)
 
 
-def new_ledger(root: Path) -> Repo:
-    """``root/repo``: a fresh repository with a versions ledger (the ``repo`` fixture)."""
+def fresh(root: Path) -> Repo:
+    """``root/repo``: a new repository (what a template's ``build`` starts from)."""
     path = root / "repo"
     path.mkdir()
     git(path, "init", "-q")
-    repo = Repo(path)
+    return Repo(path)
+
+
+def new_ledger(root: Path) -> Repo:
+    """``root/repo``: a fresh repository with a versions ledger (the ``repo`` fixture)."""
+    repo = fresh(root)
     repo.ok("init")
     return repo
 
@@ -255,3 +260,15 @@ class Templates:
                 if url.startswith(str(src)):
                     git(clone, "config", key, str(dest) + url[len(str(src)) :])
         return Repo(dest / "repo")
+
+    def over(self, name: str, bare: Repo, build: Callable[[Path], object]) -> Repo:
+        """The template ``name``'s repository (``build`` makes it at ``PATH/repo``) copied
+        over the fresh repository ``bare`` (a fixture's, at the path the test knows).
+        The copy's index is refreshed, so that its stat data is this work tree's (else a
+        first ``git status`` would rewrite it, and a test that fingerprints the
+        repository around a refusal would see the refresh)."""
+        built = once(self.root / name, build) / "repo"
+        shutil.rmtree(bare.path / ".git")
+        shutil.copytree(built, bare.path, symlinks=True, dirs_exist_ok=True)
+        git(bare.path, "update-index", "-q", "--refresh")
+        return bare

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.helpers import Repo, git
+from tests.helpers import Repo, Templates, fresh, git
 
 MEASURES = (
     "--speed",
@@ -36,8 +36,9 @@ def new_camp(repo: Repo) -> Repo:
 
 
 @pytest.fixture
-def camp(bare_repo: Repo) -> Repo:
-    return new_camp(bare_repo)
+def camp(bare_repo: Repo, templates: Templates) -> Repo:
+    """:func:`new_camp`, made once per session and copied."""
+    return templates.over("campaign-contract", bare_repo, lambda p: new_camp(fresh(p)))
 
 
 def _code(repo: Repo, name: str) -> str:

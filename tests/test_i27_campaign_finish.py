@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, Run, git
+from tests.helpers import Repo, Run, Templates, fresh, git
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "templates/ledger-campaign.toml"
 MEASURE = (
@@ -91,8 +91,9 @@ def campaign_repo(repo: Repo, pyproject: bool = False) -> Repo:
 
 
 @pytest.fixture
-def camp(bare_repo: Repo) -> Repo:
-    return campaign_repo(bare_repo)
+def camp(bare_repo: Repo, templates: Templates) -> Repo:
+    """:func:`campaign_repo`, made once per session and copied."""
+    return templates.over("campaign-hooks", bare_repo, lambda p: campaign_repo(fresh(p)))
 
 
 def _finished(repo: Repo, close: bool = True) -> dict[str, str]:

@@ -297,7 +297,16 @@ class World:
         return done.out
 
     def head(self) -> str:
-        return self.sh("git rev-parse HEAD").out.strip()
+        # Asked several times a step: git alone, without a shell.
+        proc = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=self.repo,
+            capture_output=True,
+            text=True,
+            check=False,
+            env=self.env,
+        )
+        return proc.stdout.strip()
 
     def state(self) -> str:
         log = self.sh("git log --oneline -5").out
@@ -374,11 +383,22 @@ class World:
         of a step is ``next``'s word alone: :meth:`healthy`)."""
         head = self.head()
         if head != self._status_at:
-            done = self.sh("git ledger status --json")
-            if done.code != 0:
-                self.fail("status-failed", "git ledger status --json", done, {})
-            self._status, self._status_at = json.loads(done.out), head
+            self._status, self._status_at = self.read_status(), head
         return self._status
+
+    def read_status(self) -> dict[str, Any]:
+        """``status --json``'s reading, in this process: the world's own look (its
+        choices, :meth:`open_agrees`), not a step of the loop, so no process of its own
+        (a seventh of the MCP walk's time was these reads)."""
+        from ledger.cli.status import status_data
+        from ledger.core.errors import LedgerError
+
+        try:
+            data = status_data(self.repo)
+        except LedgerError as exc:
+            done = Done(exc.exit_code, "", exc.one_line())
+            self.fail("status-failed", "git ledger status --json", done, {})
+        return json.loads(json.dumps(data, default=str))
 
     def check_health(self, nxt: dict[str, Any]) -> None:
         """When ``next`` says the loop is healthy, verify and a push with hooks pass."""
