@@ -66,6 +66,17 @@ def is_free(path: str, patterns: tuple[str, ...] | list[str]) -> bool:
     return any(glob_match(path, p) for p in patterns)
 
 
+def outside_scope(paths: list[str], scope: list[str]) -> list[str]:
+    """The ``paths`` no glob of ``scope`` matches (fnmatch: ``*`` crosses ``/``); none
+    when there is no scope. The campaign's ``[campaign] scope``, for its hook's warning
+    and for the fast path that answers without it (:mod:`ledger.hooks.fastcode`)."""
+    from fnmatch import fnmatchcase
+
+    if not scope:
+        return []
+    return [p for p in paths if not any(fnmatchcase(p, g) for g in scope)]
+
+
 def is_conventional(subject: str) -> bool:
     """``type(scope)!: summary`` with a known type; scope and ``!`` optional."""
     head, sep, summary = subject.partition(": ")

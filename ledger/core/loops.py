@@ -149,6 +149,14 @@ class Preset(ABC):
         """What the pre-commit hook only warns about."""
         return []
 
+    def code_scope(self, config: LedgerConfig) -> list[str]:
+        """Globs a code path must match not to be warned about by :meth:`hook_warnings`
+        (none: no such warning). A loop whose code commits go to the full check
+        (``code_checked``) must judge a commit of code alone by the ledger tree at HEAD,
+        the configuration and these globs only: the fast path answers the next such
+        commit from a pass at the same tree (:mod:`ledger.hooks.fastcode`)."""
+        return []
+
     def conclusion_problem(self, model: dict[str, Any]) -> str | None:
         """Why the conclusion a version file records (``model``: its parsed front matter)
         is not one this loop's ``conclude`` could have written from the statistics it

@@ -12,9 +12,10 @@ calls as it can (~4 ms each; a commit runs three hooks):
 - the ledger's settings: ledger.toml is parsed (tomllib) only when its size,
   mtime or inode changed, into a small text cache;
 - what is open: the open version and its planned files, from a text cache
-  keyed by the tree id of the ledger dir at HEAD (one ``git rev-parse``).
+  keyed by the tree id of the ledger dir at HEAD (one ``git rev-parse``); a
+  campaign's code commit, from the full check's pass at that tree (:mod:`.fastcode`).
 
-Both caches live under ``.git/ledger/`` and are derived data: the same key
+These caches live under ``.git/ledger/`` and are derived data: the same key
 always maps to the same answer, and deleting them only costs time. They, and the
 memos kept in the worktree's git dir, are files of lines read and written by
 :mod:`ledger.core.caches` (:func:`~ledger.core.caches.load_lines`), the one
@@ -175,12 +176,9 @@ def open_version(
 ) -> tuple[str | None, list[str], str]:
     """The open version at HEAD, its planned files and its registration commit, from the
     cache or the heavy path."""
-    tree = memo.get(
-        "tree",
-        lambda: (
-            git("rev-parse", "-q", "--verify", f"HEAD:{directory}", check=False).strip() or "none"
-        ),
-    )
+    from ledger.hooks.fastcode import ledger_tree
+
+    tree = ledger_tree(memo, directory)
     # The branch is part of the key: a matrix cell's worktree shares the ledger
     # tree with its base but has its cell open. HEAD is a file; no git call.
     head = _read_lines(os.path.join(gitdir, "HEAD"))
@@ -326,16 +324,18 @@ def main(argv: list[str] | None = None) -> int:
     prefix = directory + "/"
     outside = [p for p in staged if not p.startswith(prefix)]
     if stage == "pre-commit":
-        # Some loops freeze numbers in ledger.toml, or hold code commits to their own
-        # discipline: ledger.core.loops says which, without importing anything.
+        # Frozen numbers in ledger.toml, code held to a loop's discipline: loops.py says.
         from ledger.core.loops import hook_facts
 
         facts = hook_facts(values.get("preset"))
         frozen = facts["config_checked"] and values["config_file"] in staged
-        light = (
-            len(outside) == len(staged) and not frozen and not (outside and facts["code_checked"])
-        )
-        return 0 if light else _heavy("pre_commit", staged)
+        alone = len(outside) == len(staged) and not frozen  # code alone, or nothing
+        if alone and not (outside and facts["code_checked"]):
+            return 0
+        from ledger.hooks.fastcode import passed  # code the loop's full check passed before
+
+        known = alone and passed(top, common, values["config_file"], memo, directory, outside)
+        return 0 if known else _heavy("pre_commit", staged)
     config_file = values["config_file"]
     code = code_paths(outside, config_file, values["free_paths"])
     if not rest:

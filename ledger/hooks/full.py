@@ -10,16 +10,18 @@ import os
 import sys
 from pathlib import Path
 
+from ledger.core import gitcli, repobase
 from ledger.core.context import Context, open_context
 from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
-from ledger.core.loops import StagedEntries, preset_for
+from ledger.core.loops import StagedEntries, hook_facts, preset_for
 from ledger.core.model.config import LedgerConfig
 from ledger.core.model.documents import decode_text
 from ledger.core.repobase import ZERO
 from ledger.core.store import Store
 from ledger.core.verify import verify
 from ledger.core.views import DRIFT_FIX, drift, readme_path
+from ledger.hooks import fastcode
 
 
 def open_version_info() -> tuple[str | None, list[str], str]:
@@ -38,7 +40,11 @@ def run(check: str, staged: list[str], **kwargs: str) -> int:
     try:
         ctx = open_context(Path("."))
         if check == "pre_commit":
+            before = _code_alone(ctx, staged)
             findings = pre_commit(ctx, staged)
+            if before is not None and not findings and _code_alone(ctx, staged) == before:
+                tree, scope, where = before
+                fastcode.remember(str(ctx.store.common_dir), ctx.config_file, where, tree, scope)
         elif check == "pre_push":
             # The fast path read git's stdin already (ledger.hooks.fastpush).
             pushed = kwargs.get("pushed")
@@ -53,6 +59,21 @@ def run(check: str, staged: list[str], **kwargs: str) -> int:
     for finding in findings:
         sys.stderr.write(f"git-ledger {stage} refused: {finding.line()}\n")
     return 1 if findings else 0
+
+
+def _code_alone(ctx: Context, staged: list[str]) -> tuple[str, list[str], str] | None:
+    """For a commit of code alone in a loop that checks its code commits: the ledger
+    tree at HEAD, the loop's scope and the configuration file as the OS sees it, which
+    its pass is remembered by (:mod:`ledger.hooks.fastcode`); read before and after the
+    check, so that a commit or an edit landing in between is remembered under neither.
+    Else None."""
+    preset = preset_for(ctx.config)
+    inside = [p for p in staged if p.startswith(ctx.dir + "/") or p == ctx.config_file]
+    if not staged or inside or not hook_facts(preset.name)["code_checked"]:
+        return None
+    tree = gitcli.run(["rev-parse", "-q", "--verify", f"HEAD:{ctx.dir}"], Path("."), check=False)
+    where = repobase.stat_key(ctx.config_file)
+    return tree.stdout.strip() or "none", preset.code_scope(ctx.config), where
 
 
 def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:

@@ -412,12 +412,9 @@ def owner_id(config: LedgerConfig, store: Store) -> str:
 
 def out_of_scope(config: LedgerConfig, paths: list[str]) -> list[str]:
     """Paths outside ``[campaign] scope`` (none when no scope is configured)."""
-    from fnmatch import fnmatchcase
+    from ledger.core.commitrules import outside_scope
 
-    scope = table(config).scope
-    if not scope:
-        return []
-    return [p for p in paths if not any(fnmatchcase(p, g) for g in scope)]
+    return outside_scope(paths, list(table(config).scope))
 
 
 def report_text(camp: Campaign, summary: str) -> str:

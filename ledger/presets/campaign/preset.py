@@ -173,6 +173,11 @@ class CampaignPreset(Preset):
             "(finish will list this commit)"
         ]
 
+    def code_scope(self, config: LedgerConfig) -> list[str]:
+        from ledger.presets.campaign import loop as campaign
+
+        return list(campaign.table(config).scope)
+
     def delivered(self, table: dict[str, Any]) -> list[str] | None:
         from ledger.presets.campaign import loop as campaign
 
