@@ -174,6 +174,35 @@ def test_a_committed_reflection_deleted_from_the_index_is_restored_first(
     assert _push(repo).returncode == 0
 
 
+def test_a_staged_entry_whose_work_tree_copy_is_the_committed_one_is_a_persons_call(
+    bare_repo: Repo, tmp_path: Path
+) -> None:
+    """An entry staged with a change, then its work-tree copy put back to what is
+    committed (an editor's undo; what a transition killed between the work tree and the
+    index leaves): doctor's autosave had nothing to record and failed ("no file
+    changes") at every ``next``. Now doctor and ``next`` name it, and ``next`` proposes
+    the restore, as a person's call (the staged copy is dropped)."""
+    repo = concluded_v1(bare_repo)
+    pushes(repo, tmp_path)
+    entry = "training_log/V1.md"
+    committed = (repo.path / entry).read_bytes()
+    (repo.path / entry).write_bytes(committed + b"\nA line staged, then undone.\n")
+    repo.git("add", "--", entry)
+    (repo.path / entry).write_bytes(committed)
+    machine = _machine(repo)
+    assert [p["kind"] for p in machine] == ["uncommitted-entries"], machine
+    assert "only its staged copy differs" in machine[0]["message"], machine
+    fixed = repo.run("doctor", "--fix")
+    assert fixed.code == 1 and "only its staged copy differs" in fixed.out, fixed.out
+    assert "nothing to record" not in fixed.out + fixed.err
+    assert repo.git("status", "--porcelain", "--", entry).startswith("MM"), "left as it was"
+    nxt = repo.ok("next", "--json").json()
+    assert nxt["action"] == "restore-entry" and entry in nxt["command"] and nxt["decide"], nxt
+    follow(repo, nxt)
+    assert _machine(repo) == [] and repo.git("status", "--porcelain") == ""
+    assert _push(repo).returncode == 0
+
+
 def test_a_staged_draft_does_not_ride_along_with_the_code_commit_next_proposes(
     bare_repo: Repo,
 ) -> None:

@@ -177,15 +177,21 @@ def porcelain(top: Path, untracked: str, *specs: str) -> list[tuple[str, str]]:
 def frozen_edit(
     store: Store, path: str, data: bytes, directory: str = "", prefix: str = "V"
 ) -> str | None:
-    """Why ``data`` must not be autosaved: it edits a registration's frozen part, it
-    does not parse, or it is an entry only a transition brings into being
-    (invariants 1, 5 and 6 of ``git ledger verify``)."""
+    """Why ``data`` must not be autosaved: it is what the commit holds (only the index
+    differs: an autosave has nothing to record, and what is staged is a person's to keep
+    or drop), it edits a registration's frozen part, it does not parse, or it is an
+    entry only a transition brings into being (invariants 1, 5 and 6 of ``verify``)."""
     from ledger.core.errors import LedgerError as _Error
     from ledger.core.history import frozen_part
     from ledger.core.model.documents import decode_text
     from ledger.core.state import classify, parse_entry
 
     committed = store.snapshot().read(path)
+    if committed is not None and committed == data:
+        return (
+            f"{path} in the work tree is what the commit holds; only its staged copy "
+            "differs, which doctor never commits"
+        )
     rel = path[len(directory) + 1 :] if directory and path.startswith(directory + "/") else path
     kind = classify(rel, prefix) if directory else None
     if kind is not None:

@@ -53,9 +53,11 @@ def passed(
 ) -> bool:
     """Whether a commit of the code paths ``code`` alone, at the ledger tree at HEAD,
     passed the full check before and lies in scope."""
+    where = repobase.stat_key(os.path.join(top, config_file))
+    if where == "-":
+        return False  # the committed configuration applies (sparse): not in the key
     tree = ledger_tree(memo, directory)
-    key = _key(config_file, repobase.stat_key(os.path.join(top, config_file)))
-    for line in caches.load_lines(_file(common), key) or []:
+    for line in caches.load_lines(_file(common), _key(config_file, where)) or []:
         at, _, globs = line.partition("\t")
         if at == tree:
             return not outside_scope(code, [g for g in globs.split("\x1f") if g])
