@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger.core.errors import BadInput
 from ledger.core.model.config import BatchesTable, LedgerConfig
@@ -27,6 +27,9 @@ from ledger.core.model.configfrozen import FrozenSetting
 from ledger.core.model.documents import load_json
 from ledger.core.store import Snapshot
 from ledger.presets.batches.files import REVISION_LOG as REVISION_LOG
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 _BATCH = re.compile(r"batch-(\d+)\.json$")
 
@@ -121,8 +124,41 @@ def topic_of(path: str) -> tuple[int, str, int] | None:
     return int(match.group(1)), match.group(2), int(match.group(3) or 0)
 
 
+# The loop last read in this process, by its configuration and the ledger dir's tree id:
+# a command reads it several times (its summary, its step, the trace check, its verb),
+# and each read parsed every entry (six a step in a walk, a third of its time). And each
+# entry parsed, by its model and blob id (a file's content never changes under its id):
+# a process that reads the loop at one tree after another (the MCP server, a walk)
+# parses only what is new.
+_LAST: list[tuple[LedgerConfig, str, Batches]] = []
+_PARSED: dict[tuple[str, str], dict[str, Any]] = {}
+_PARSED_MAX = 1 << 16
+
+
 def load(config: LedgerConfig, snap: Snapshot) -> Batches:
-    """The loop at ``snap``; every entry parsed by its typed model, problems listed."""
+    """The loop at ``snap``; every entry parsed by its typed model, problems listed.
+
+    Each call has its own containers (a verb adds to them); the entries in them are
+    shared with the process's earlier read of the same tree, and never changed."""
+    tree = snap.tree_id(config.dir)
+    found = next((b for c, t, b in _LAST if t == tree and (c is config or c == config)), None)
+    if found is None:
+        found = _read(config, snap)
+        if tree is not None:
+            _LAST[:] = [(config, tree, found)]
+    return replace(
+        found,
+        meta=dict(found.meta) if found.meta is not None else None,
+        weights=dict(found.weights),
+        weight_blobs=dict(found.weight_blobs),
+        gates=dict(found.gates),
+        topics={n: list(items) for n, items in found.topics.items()},
+        revisions=dict(found.revisions),
+        problems=list(found.problems),
+    )
+
+
+def _read(config: LedgerConfig, snap: Snapshot) -> Batches:
     # pydantic loads only when a command reads the loop's entries.
     from ledger.core.model.loops import parse_entry
     from ledger.presets.batches.models import (
@@ -153,9 +189,7 @@ def load(config: LedgerConfig, snap: Snapshot) -> Batches:
         b.weight_blobs[n] = blob
     for n, (path, blob) in _numbered(snap, f"{base}/gates").items():
         try:
-            b.gates[n] = parse_entry(BatchGateEntry, snap.read_blob(blob), path).model_dump(
-                by_alias=True
-            )
+            b.gates[n] = _parsed(BatchGateEntry, snap, blob, path, by_alias=True)
         except BadInput as exc:
             b.problems.append((path, exc.message))
     latest: dict[tuple[int, str], tuple[int, dict[str, Any]]] = {}
@@ -164,26 +198,47 @@ def load(config: LedgerConfig, snap: Snapshot) -> Batches:
         try:
             if where is None:
                 raise BadInput(f"{path}: not topics/batch-N/TOPIC.json (or TOPIC~K.json)")
-            entry = parse_entry(TopicEntry, snap.read_blob(blob), path)
+            entry = _parsed(TopicEntry, snap, blob, path, by_alias=True)
         except BadInput as exc:
             b.problems.append((path, exc.message))
             continue
         n, name, k = where
         if (n, name) not in latest or latest[(n, name)][0] < k:
-            latest[(n, name)] = (k, {**entry.model_dump(by_alias=True), "k": k})
+            latest[(n, name)] = (k, {**entry, "k": k})
     for (n, _name), (_k, item) in latest.items():
         b.topics.setdefault(n, []).append(item)
     for items in b.topics.values():
         items.sort(key=lambda t: (int(t.get("seq", 0)), str(t["topic"])))
     for n, (path, blob) in _numbered(snap, f"{base}/revisions").items():
         try:
-            b.revisions[n] = parse_entry(RevisionEntry, snap.read_blob(blob), path).model_dump(
-                exclude_unset=True
-            )
+            b.revisions[n] = _parsed(RevisionEntry, snap, blob, path, exclude_unset=True)
         except BadInput as exc:
             b.problems.append((path, exc.message))
     b.view = snap.read(f"{base}/{REVISION_LOG}")
     return b
+
+
+def _parsed(
+    model: type[BaseModel],
+    snap: Snapshot,
+    blob: str,
+    path: str,
+    by_alias: bool = False,
+    exclude_unset: bool = False,
+) -> dict[str, Any]:
+    """The entry in ``blob`` parsed by ``model`` and dumped (with model_dump's flags),
+    once per process; never changed by its readers."""
+    from ledger.core.model.loops import parse_entry
+
+    key = (f"{model.__name__} {by_alias} {exclude_unset}", blob)
+    found = _PARSED.get(key)
+    if found is None:
+        entry = parse_entry(model, snap.read_blob(blob), path)
+        found = entry.model_dump(by_alias=by_alias, exclude_unset=exclude_unset)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = found
+    return found
 
 
 def render_log(b: Batches) -> bytes:
