@@ -7,6 +7,7 @@ inputs tried/cleanly refused). LEDGER_SOAK=1 runs longer variants.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Figure, Repo, fingerprint, git, ledger, register
+from tests.helpers import Figure, Repo, fingerprint, git, ledger, measure, register
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -155,24 +156,85 @@ def test_a_commit_made_on_top_of_an_interrupted_transition_does_not_drop_it(
     assert repo.run("doctor").code == 0
 
 
-def test_a_later_commit_that_wrote_the_interrupted_files_is_left_as_it_is(
+def test_a_later_commit_that_wrote_the_interrupted_files_stays_as_it_left_them(
     repo: Repo, tmp_path: Path
 ) -> None:
-    """The later commit took what the work tree still showed (``git commit -a`` with the
-    transition's file absent): finishing the transition would stage the reverse of
-    that commit; doctor leaves the user's commit as it is and says so."""
+    """The later commit took what the index still had (``git commit -a`` without the
+    transition's file): doctor brings the index and work tree up to the tip, so the
+    user's commit stands as it was made, nothing staged against it (verify names what
+    it did to the ledger)."""
     _killed_at(repo, "after-ref", "k", tmp_path)
     note = "training_log/notes/k-0000.json"
     assert repo.git("ls-files", note) == "", "the index is still at the commit before"
     repo.git("commit", "-q", "--no-verify", "-m", "drop it")
     before = fingerprint(repo.path)
     done = repo.run("doctor", "--fix")
-    assert "left the interrupted transition" in done.out, done.out + done.err
+    assert "completed the interrupted transition" in done.out, done.out + done.err
     assert not (repo.path / ".git/ledger-pending.json").exists()
+    assert repo.git("status", "--porcelain") == ""
     after = fingerprint(repo.path)
     assert {k: v for k, v in after.items() if "pending" not in k} == {
         k: v for k, v in before.items() if "pending" not in k
     }
+
+
+def test_a_later_commit_of_one_interrupted_file_leaves_the_rest_finished(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """``conclude`` killed after its commit, then a commit of code and of one of the
+    files it wrote: the other files are brought up to the commit, the one the later
+    commit wrote stays as that commit has it, and nothing is left staged (found by a
+    helper: doctor left every path behind, autosaved a stale view and left a staged
+    deletion)."""
+    assert register(repo, "V1").code == 0
+    repo.write("src/model.py", "score = 1\n")
+    repo.git("add", "src/model.py")
+    repo.git("commit", "-q", "-m", "feat(model): V1", "-m", "Ledger-Step: V1")
+    measure(repo, "V1", "recent", 5.0)
+    signal_file = tmp_path / "reached-conclude"
+    pause = ["--pause-at", "after-ref", str(signal_file)]
+    conclude = ["--cli", "-C", str(repo.path), "conclude", "V1", "--verdict", "inconclusive"]
+    conclude += ["--next", "go on"]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.writer", *pause, *conclude], cwd=ROOT)
+    _wait_for(signal_file, proc)
+    proc.kill()
+    proc.wait()
+    journal = json.loads((repo.path / ".git/ledger-pending.json").read_text())
+    written = [str(p) for p in journal["paths"]]
+    assert len(written) >= 2, written
+    mine = written[0]
+    repo.write("src/other.py", "x = 1\n")
+    repo.write(mine, "edited by hand\n")
+    repo.git("add", "src/other.py", mine)
+    repo.git("commit", "-q", "--no-verify", "-m", "wip", "--", "src/other.py", mine)
+    tip = repo.head()
+    done = repo.run("doctor", "--fix")
+    assert "completed the interrupted transition" in done.out, done.out + done.err
+    assert repo.head() == tip and repo.git("status", "--porcelain") == ""
+    for path in written:
+        assert (repo.path / path).read_bytes() == repo.git("show", f"HEAD:{path}").encode()
+    assert (repo.path / mine).read_text() == "edited by hand\n"
+
+
+def test_an_interrupted_transition_is_left_to_its_branch_when_another_is_checked_out(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """Killed after its commit, then another branch checked out before doctor: that
+    branch's index and work tree are its own (found by a helper: doctor applied the
+    transition to them and autosaved on the wrong branch); the branch's own checkout
+    brings the commit whole."""
+    repo.git("branch", "old")
+    _killed_at(repo, "after-ref", "k", tmp_path)
+    note = "training_log/notes/k-0000.json"
+    repo.git("switch", "-q", "old")
+    head = repo.head()
+    done = repo.run("doctor", "--fix")
+    assert "left the interrupted transition" in done.out and "main" in done.out, done.out
+    assert repo.head() == head and repo.git("status", "--porcelain") == ""
+    assert not (repo.path / note).exists()
+    assert not (repo.path / ".git/ledger-pending.json").exists()
+    repo.git("switch", "-q", "main")
+    assert repo.git("status", "--porcelain") == "" and (repo.path / note).is_file()
 
 
 def test_disk_full_while_writing_objects_is_a_clear_error(

@@ -11,10 +11,11 @@ pydantic was imported tells which path answered.
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 from tests.helpers import Repo, git
-from tests.test_i27_campaign_finish import camp, ok, record  # noqa: F401 (fixture)
+from tests.test_i27_campaign_finish import TEMPLATE, camp, ok, record  # noqa: F401 (fixture)
 
 
 def _timed_hook(repo: Repo) -> None:
@@ -87,3 +88,71 @@ def test_a_view_edited_by_hand_refuses_the_code_commits_after_it(camp: Repo) -> 
     for _ in range(2):
         code, full, said = _commit(camp, "src/c.py")
         assert (code, full) == (1, True) and "[views-drift]" in said, said
+
+
+def _armed(repo: Repo) -> None:
+    _timed_hook(repo)
+    base = git(repo.path, "log", "-1", "--format=%H", "--grep=the base").strip()
+    assert record(repo, base, "base", "100").code == 0
+    ok(repo, "arm")
+    assert _commit(repo, "src/a.py")[:2] == (0, True)
+    assert _commit(repo, "src/b.py")[:2] == (0, False), "a pass is remembered"
+
+
+def _set_scope(repo: Repo, old: str, new: str) -> None:
+    """``scope`` changed in ledger.toml with its size and modification time kept (an
+    edit within one tick of a coarse clock): the content is what the pass is keyed by."""
+    toml = repo.path / "ledger.toml"
+    before = toml.stat()
+    text = toml.read_text()
+    assert old in text and len(old) == len(new)
+    toml.write_text(text.replace(old, new))
+    os.utime(toml, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert toml.stat().st_size == before.st_size
+
+
+def test_what_the_full_check_would_say_is_still_said(camp: Repo) -> None:  # noqa: F811
+    """The cases a helper found where the remembered pass answered what the full check
+    refuses or warns about: the configuration's content changed with its stat kept, a
+    scope of one empty glob (every path warned), the configuration replaced by a link."""
+    _armed(camp)
+    _set_scope(camp, '"src/**"', '"lib/**"')
+    code, full, said = _commit(camp, "src/c.py")
+    assert code == 0 and full and "[campaign-scope] src/c.py" in said, said
+    _set_scope(camp, '"lib/**"', '""      ')
+    code, full, said = _commit(camp, "src/d.py")
+    assert code == 0 and full and "[campaign-scope] src/d.py" in said, said
+    code, full, said = _commit(camp, "src/e.py")
+    assert code == 0 and full and "[campaign-scope] src/e.py" in said, "remembered, still said"
+    _set_scope(camp, '""      ', '"src/**"')
+    toml = camp.path / "ledger.toml"
+    toml.rename(camp.path / "real.toml")
+    toml.symlink_to("real.toml")
+    code, full, said = _commit(camp, "src/f.py")
+    assert code == 1 and full and "not a regular file" in said, said
+
+
+def test_a_ledger_dir_written_with_a_dot_is_the_same_dir(bare_repo: Repo) -> None:
+    """``dir = "./training_log"``: the hooks read it as the configuration's model does,
+    so a ledger file staged by hand is a ledger file, never code the remembered pass
+    lets through (found by a helper: the owner file deleted, the campaign un-armed)."""
+    repo = bare_repo
+    (repo.path / "ledger.toml").write_text(TEMPLATE.read_text().replace("${dir}", "./training_log"))
+    ok(repo, "init")
+    ok(repo, "hooks", "install")
+    repo.write("src/app.py", "speed = 1\n")
+    repo.commit_all("feat(src): the base")
+    repo.write("training_log/contract.md", "# Contract\n\nSpeed of src/.\n")
+    ok(repo, "contract")
+    _armed(repo)
+    owner = [p for p in repo.git("ls-files", "training_log").split() if "owner" in p]
+    assert owner, repo.git("ls-files", "training_log")
+    repo.git("rm", "-q", "--", *owner)
+    done = subprocess.run(
+        ["git", "commit", "-q", "-m", "chore: unarm"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1 and "[transition-only]" in done.stderr, done.stderr

@@ -249,8 +249,17 @@ def hook_settings(table: dict[str, Any], name: str) -> dict[str, str]:
                     values[key] = "\x1f".join(str(v) for v in value)
             else:
                 values[key] = flag(value) if isinstance(value, bool) else str(value)
-    values["dir"] = values["dir"].rstrip("/")
+    values["dir"] = normal_dir(values["dir"])
     return values
+
+
+def normal_dir(value: str) -> str:
+    """The ledger dir as the configuration's model gives it (``./training_log/`` is
+    ``training_log``), without pathlib: the hooks' fast path reads it. A dir the model
+    refuses (absolute, ``..``) stays as it is, for the full check to refuse."""
+    if value.startswith("/") or ".." in value.split("/"):
+        return value
+    return "/".join(part for part in value.split("/") if part not in ("", ".")) or "."
 
 
 def frozen_tables(table: dict[str, Any]) -> dict[str, Any]:
@@ -267,7 +276,7 @@ def ledger_dir(table: dict[str, Any]) -> str | None:
     """The ledger dir a configuration names (None when ``dir`` is not text)."""
     section = table.get("ledger", {})
     value = section.get("dir", DEFAULT_DIR) if isinstance(section, dict) else None
-    return value.rstrip("/") if isinstance(value, str) else None
+    return normal_dir(value) if isinstance(value, str) else None
 
 
 # --- ids and file names ------------------------------------------------------

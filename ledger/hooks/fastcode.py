@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 
-from ledger import __version__
 from ledger.core import caches, repobase
 from ledger.core.commitrules import outside_scope
 from ledger.core.repobase import git
@@ -32,10 +31,26 @@ CACHE = "hook-code"
 KEEP = 16  # ledger trees remembered (branches and worktrees ask for a few)
 
 
-def _key(config_file: str, where: str) -> str:
-    """``where``: the configuration file as the OS sees it (an edit not yet committed
-    applies, as it does for the full check, which reads the work tree's file)."""
-    return f"{CACHE} {__version__} {config_file} {where}"
+def config_key(top: str, config_file: str) -> str | None:
+    """What a remembered pass is a function of besides the ledger tree: this program's
+    code (:func:`ledger.core.codeid.code_id`: its version, and in a checkout its
+    modules as the OS sees them) and the configuration file's content, read as the full
+    check reads it (the work tree's: an edit not yet committed applies). None when the
+    file is not a regular file in the work tree (absent in a sparse checkout: the
+    committed one applies; a link: the full check refuses it): never answered then."""
+    import hashlib
+
+    from ledger.core.codeid import code_id
+
+    path = os.path.join(top, config_file)
+    if os.path.islink(path):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            content = handle.read()
+    except OSError:
+        return None
+    return f"{CACHE} {code_id()} {config_file} {hashlib.sha256(content).hexdigest()}"
 
 
 def _file(common: str) -> str:
@@ -53,21 +68,25 @@ def passed(
 ) -> bool:
     """Whether a commit of the code paths ``code`` alone, at the ledger tree at HEAD,
     passed the full check before and lies in scope."""
-    where = repobase.stat_key(os.path.join(top, config_file))
-    if where == "-":
-        return False  # the committed configuration applies (sparse): not in the key
+    key = config_key(top, config_file)
+    if key is None:
+        return False
     tree = ledger_tree(memo, directory)
-    for line in caches.load_lines(_file(common), _key(config_file, where)) or []:
+    for line in caches.load_lines(_file(common), key) or []:
         at, _, globs = line.partition("\t")
         if at == tree:
-            return not outside_scope(code, [g for g in globs.split("\x1f") if g])
+            count, *scope = globs.split("\x1f")
+            return not outside_scope(code, scope[: int(count)])
     return False
 
 
-def remember(common: str, config_file: str, where: str, tree: str, scope: list[str]) -> None:
-    """The full check passed a commit of code alone at ``tree`` with the configuration
-    file at ``where`` (:func:`ledger.core.repobase.stat_key`); ``scope``: the globs a
-    code path must match not to be warned about (none: every path is in scope)."""
-    path, key = _file(common), _key(config_file, where)
+def remember(common: str, key: str, tree: str, scope: list[str]) -> None:
+    """The full check passed a commit of code alone at ``tree``, with what
+    :func:`config_key` gave ``key``; ``scope``: the globs a code path must match not to
+    be warned about (none: every path is in scope)."""
+    if any(c in glob for glob in scope for c in "\t\n\r\x1f"):
+        return  # not one line of this file: asked of the full check each time
+    path = _file(common)
     lines = [ln for ln in caches.load_lines(path, key) or [] if ln.partition("\t")[0] != tree]
-    caches.save_lines(path, key, [*lines[-(KEEP - 1) :], f"{tree}\t{chr(0x1F).join(scope)}"])
+    entry = "\x1f".join([str(len(scope)), *scope])
+    caches.save_lines(path, key, [*lines[-(KEEP - 1) :], f"{tree}\t{entry}"])

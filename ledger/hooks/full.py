@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from ledger.core import gitcli, repobase
+from ledger.core import gitcli
 from ledger.core.context import Context, open_context
 from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
@@ -43,8 +43,8 @@ def run(check: str, staged: list[str], **kwargs: str) -> int:
             before = _code_alone(ctx, staged)
             findings = pre_commit(ctx, staged)
             if before is not None and not findings and _code_alone(ctx, staged) == before:
-                tree, scope, where = before
-                fastcode.remember(str(ctx.store.common_dir), ctx.config_file, where, tree, scope)
+                tree, scope, key = before
+                fastcode.remember(str(ctx.store.common_dir), key, tree, scope)
         elif check == "pre_push":
             # The fast path read git's stdin already (ledger.hooks.fastpush).
             pushed = kwargs.get("pushed")
@@ -63,17 +63,18 @@ def run(check: str, staged: list[str], **kwargs: str) -> int:
 
 def _code_alone(ctx: Context, staged: list[str]) -> tuple[str, list[str], str] | None:
     """For a commit of code alone in a loop that checks its code commits: the ledger
-    tree at HEAD, the loop's scope and the configuration file as the OS sees it, which
-    its pass is remembered by (:mod:`ledger.hooks.fastcode`); read before and after the
-    check, so that a commit or an edit landing in between is remembered under neither.
-    Else None."""
+    tree at HEAD, the loop's scope and :func:`fastcode.config_key`, which its pass is
+    remembered by; read before and after the check, so that a commit or an edit landing
+    in between is remembered under neither. Else None."""
     preset = preset_for(ctx.config)
     inside = [p for p in staged if p.startswith(ctx.dir + "/") or p == ctx.config_file]
     if not staged or inside or not hook_facts(preset.name)["code_checked"]:
         return None
+    key = fastcode.config_key(".", ctx.config_file)
+    if key is None:
+        return None
     tree = gitcli.run(["rev-parse", "-q", "--verify", f"HEAD:{ctx.dir}"], Path("."), check=False)
-    where = repobase.stat_key(ctx.config_file)
-    return tree.stdout.strip() or "none", preset.code_scope(ctx.config), where
+    return tree.stdout.strip() or "none", preset.code_scope(ctx.config), key
 
 
 def preset_findings(ctx: Context, staged: list[str]) -> list[Finding]:

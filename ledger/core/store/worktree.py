@@ -165,24 +165,33 @@ class Worktree(Repository):
         old = str(data["old"]) if data.get("old") else None
         ref = self.repo.references.get(str(branch))
         tip = str(ref.target) if ref is not None else None
-        if tip is not None and isinstance(paths, list) and self._reached(tip, str(new)):
-            written = [str(p) for p in paths]
-            if tip != new and self._changed_since(str(new), tip, written):
-                # A later commit wrote the transition's files (a `git commit -a` of what
-                # the work tree still showed): what stands is that commit's, not ours.
-                self._clear_journal()
-                return (
-                    f"left the interrupted transition {str(new)[:10]} as it is: "
-                    "a later commit changed its files"
-                )
-            already = self._set_aside_partial(old, str(new), written)
-            self.sync_worktree(old, str(new), already)
+        if tip is None or not isinstance(paths, list) or not self._reached(tip, str(new)):
+            self._clear_journal()
+            return "dropped an interrupted transition whose commit never reached the branch"
+        if self.repo.head_is_detached or self.repo.head.name != branch:
+            # Another branch is checked out since: its index and work tree are its own.
+            # The commit stands on its branch, whose checkout brings it whole.
             self._clear_journal()
             return (
-                f"completed the interrupted transition {str(new)[:10]} in the index and work tree"
+                f"left the interrupted transition {str(new)[:10]} to its branch {branch}, "
+                "which is not checked out here: its checkout brings the commit"
             )
+        # Up to the tip, not only to the transition's commit: commits made on top since
+        # (a plain git commit before doctor) are in the index already, as git leaves
+        # them; the paths still at ``old`` are brought up, a path a later commit wrote
+        # stays as that commit left it.
+        written = [str(p) for p in paths]
+        if tip != new:
+            since, now = self.snapshot(str(new)), self.snapshot(tip)
+            written = [p for p in written if since.blob_id(p) == now.blob_id(p)]
+        already = self._set_aside_partial(old, tip, written)
+        self.sync_worktree(old, tip, already)
         self._clear_journal()
-        return "dropped an interrupted transition whose commit never reached the branch"
+        later = "" if tip == new else f" (under the commits made since, up to {tip[:10]})"
+        return (
+            f"completed the interrupted transition {str(new)[:10]} in the index and work "
+            f"tree{later}"
+        )
 
     def _reached(self, tip: str, new: str) -> bool:
         """Whether the commit ``new`` is on the branch at ``tip``: the tip itself, or under
@@ -193,10 +202,6 @@ class Worktree(Repository):
             return bool(self.repo.descendant_of(tip, new))
         except (KeyError, ValueError, pygit2.GitError):
             return False
-
-    def _changed_since(self, new: str, tip: str, paths: list[str]) -> bool:
-        before, after = self.snapshot(new), self.snapshot(tip)
-        return any(before.blob_id(p) != after.blob_id(p) for p in paths)
 
     def _set_aside_partial(self, old: str | None, new: str, paths: list[str]) -> list[str]:
         """Move aside what an interrupted write left at ``paths`` (neither old nor new).
