@@ -173,7 +173,8 @@ class Worktree(Repository):
             # The commit stands on its branch, whose checkout brings it whole.
             self._clear_journal()
             return (
-                f"left the interrupted transition {str(new)[:10]} to its branch {branch}, "
+                f"left the interrupted transition {str(new)[:10]} to its branch "
+                f"{str(branch).removeprefix('refs/heads/')}, "
                 "which is not checked out here: its checkout brings the commit"
             )
         # Up to the tip, not only to the transition's commit: commits made on top since
