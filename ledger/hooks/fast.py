@@ -178,7 +178,7 @@ def open_version(
     cache or the heavy path."""
     from ledger.hooks.fastcode import ledger_tree
 
-    tree = ledger_tree(memo, directory)
+    tree = ledger_tree(memo.get, directory)
     # The branch is part of the key: a matrix cell's worktree shares the ledger
     # tree with its base but has its cell open. HEAD is a file; no git call.
     head = _read_lines(os.path.join(gitdir, "HEAD"))
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         from ledger.hooks.fastcode import passed  # code the loop's full check passed before
 
-        known = alone and passed(top, common, values["config_file"], memo, directory, outside)
+        known = alone and passed(top, common, values["config_file"], memo.get, directory, outside)
         return 0 if known else _heavy("pre_commit", staged)
     config_file = values["config_file"]
     code = code_paths(outside, config_file, values["free_paths"])

@@ -25,7 +25,10 @@ from ledger.core.repobase import git
 # Not typing.TYPE_CHECKING (see ledger.hooks.fast): mypy treats the name as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ledger.hooks.fast import CommitMemo
+    from collections.abc import Callable
+
+    # A commit's memo (ledger.hooks.fast.CommitMemo.get): NAME, how to compute it.
+    MemoGet = Callable[[str, Callable[[], str]], str]
 
 CACHE = "hook-code"
 KEEP = 16  # ledger trees remembered (branches and worktrees ask for a few)
@@ -57,14 +60,14 @@ def _file(common: str) -> str:
     return os.path.join(common, repobase.STATE_DIR, CACHE)
 
 
-def ledger_tree(memo: CommitMemo, directory: str) -> str:
+def ledger_tree(memo: MemoGet, directory: str) -> str:
     """The tree id of the ledger dir at HEAD ("none": no such dir), asked once a commit."""
     verify = ("rev-parse", "-q", "--verify", f"HEAD:{directory}")
-    return memo.get("tree", lambda: git(*verify, check=False).strip() or "none")
+    return memo("tree", lambda: git(*verify, check=False).strip() or "none")
 
 
 def passed(
-    top: str, common: str, config_file: str, memo: CommitMemo, directory: str, code: list[str]
+    top: str, common: str, config_file: str, memo: MemoGet, directory: str, code: list[str]
 ) -> bool:
     """Whether a commit of the code paths ``code`` alone, at the ledger tree at HEAD,
     passed the full check before and lies in scope."""
