@@ -68,12 +68,18 @@ def edit(text: str, table: list[str], key: str, literal: str) -> str:
 
 
 def _without(data: dict[str, Any], path: list[str]) -> dict[str, Any]:
+    """``data`` without the key at ``path``, and without the tables on the way that
+    leaves empty (a key set in a table the file did not have adds that table)."""
     copy = json.loads(json.dumps(data, default=str))
-    node = copy
+    nodes = [copy]
     for part in path[:-1]:
-        node = node.get(part, {}) if isinstance(node, dict) else {}
-    if isinstance(node, dict):
-        node.pop(path[-1], None)
+        node = nodes[-1].get(part, {}) if isinstance(nodes[-1], dict) else {}
+        nodes.append(node)
+    if isinstance(nodes[-1], dict):
+        nodes[-1].pop(path[-1], None)
+    for parent, part in zip(reversed(nodes[:-1]), reversed(path[:-1]), strict=True):
+        if isinstance(parent, dict) and parent.get(part) == {}:
+            del parent[part]
     return dict(copy)
 
 
