@@ -8,10 +8,13 @@ before the command runs (``ledger.mcp.server.execute``):
   30 MB argument once took 52 s and 634 MB and slowed every later call. An
   argument over the limit (64 KiB unless the server is started with another)
   is bad input, and nothing runs.
-- **Configuration that runs things.** ``config set`` of a key that names a
-  command (``[run] command``, ``[gates.G] command``) or a place outside the
-  repository (``[run] output_dir``) would let an agent given only the ledger's
-  tools run anything: over MCP it is refused, and a person edits ledger.toml.
+- **Configuration that reaches outside the ledger.** ``config set`` of a key that
+  names a program, an argument list, a script or a place read or written outside
+  the ledger (``[run] command``, ``[campaign] run``, ``benchmark_script``, ...)
+  would let an agent given only the ledger's tools run or read anything: such
+  fields are marked where the configuration model declares them
+  (``ledger.core.model.config.PersonOnly``), and over MCP a key that sets one, or
+  a table holding one, is refused; a person edits ledger.toml.
 - **Which tools.** ``--read-only`` serves the tools that change nothing;
   ``--tools`` serves named sets (as the GitHub MCP server does): ``core`` (the
   tools of every ledger), a loop's name, ``read``, ``write``, ``destructive``.
@@ -33,11 +36,6 @@ from ledger.mcp.tools import ToolSpec
 
 MAX_ARGUMENT_BYTES = 64 * 1024
 
-# The last part of a key that names a program to start or a place to write outside
-# the repository; and the tables that hold such keys (set whole, they would too).
-_PERSON_ONLY_LEAVES = frozenset({"command", "output_dir"})
-_PERSON_ONLY_TABLES = frozenset({"run", "gates"})
-
 SETS_HELP = "core, read, write, destructive, or a loop's name (versions, campaign, batches)"
 
 
@@ -57,21 +55,21 @@ def check_size(spec: ToolSpec, arguments: Mapping[str, Any], limit: int) -> None
 
 
 def check_config_key(spec: ToolSpec, arguments: Mapping[str, Any]) -> None:
-    """Refuse a configuration key that names a command to run (a person's edit)."""
+    """Refuse a configuration key the model marks as a person's (``PersonOnly``): a
+    program, an argument list, a script or a place outside the ledger, or a table that
+    holds one. Read from the declaration (``ledger.core.model.reach``), never a list."""
     argument = spec.declared.config_key
     if argument is None:
         return
+    from ledger.core.model.reach import person_only
+
     key = str(arguments.get(argument) or "")
-    parts = [part.strip().strip('"') for part in key.split(".")]
-    tables = parts[:-1] if len(parts) > 1 else []
-    whole_table = (len(parts) == 1 and parts[0] in _PERSON_ONLY_TABLES) or (
-        len(parts) == 2 and parts[0] == "gates"
-    )
-    if parts[-1] in _PERSON_ONLY_LEAVES or whole_table or (tables and parts[-1] == ""):
+    found = person_only(key)
+    if found is not None:
+        where = f" (a table holding {found.key})" if found.table else ""
         raise Refused(
-            f"[mcp-person-only] {key!r} names a command to run or a place outside the "
-            "repository: over MCP it cannot be set",
-            "a person edits it in ledger.toml (and commits it with git ledger config set)",
+            f"[mcp-person-only] {key!r}{where} {found.why}: over MCP it cannot be set",
+            "a person edits ledger.toml (and commits it, or runs git ledger config set)",
         )
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -22,6 +23,25 @@ from ledger.core.repobase import CONFIG_FILE, PYPROJECT
 
 __all__ = ["CONFIG_FILE", "PYPROJECT", "LedgerConfig", "has_tool_ledger", "parse_config"]
 Direction = Literal["higher", "lower"]
+
+
+@dataclass(frozen=True)
+class PersonOnly:
+    """Marks a setting that reaches outside the ledger's own numbers: a program to
+    run, an argument list, a script, or a place read or written outside the ledger.
+
+    Declared where the field is, so every reader of the declaration agrees: the MCP
+    server refuses to set such a key (an agent handed the ledger's tools must not be
+    able to make it run or read anything; ``ledger.core.model.reach``), and a test
+    walks the model so that no such field goes unmarked. A person still sets it,
+    in ledger.toml or with ``config set`` and a reason.
+    """
+
+    why: str
+
+
+_RUNS = PersonOnly("names a program to run")
+_READS = PersonOnly("names a file it reads")
 
 
 class _Table(BaseModel):
@@ -57,14 +77,14 @@ class GateConfig(_Table):
     noise_floor: float | None = Field(default=None, gt=0)
     unit: str = ""
     window_floor: float | None = None
-    command: list[str] | None = None
+    command: Annotated[list[str] | None, _RUNS] = None
     noop_tolerance: float | None = Field(default=None, ge=0)
     # Walk-forward acceptance bar on the per-window Δ (any of mean, p25, min).
     # Unset: mean Δ > 0 and min Δ ≥ window_floor (or -noise_floor).
     bar: dict[Literal["mean", "p25", "min"], float] | None = None
     # A committed file of walk-forward windows, one "ID,START,END" a line: 'run --windows
     # ID,...' takes their dates from it, so effective N is computed from dates.
-    windows_manifest: str | None = None
+    windows_manifest: Annotated[str | None, _READS] = None
     metrics: dict[str, MetricSpec]
 
     @field_validator("metrics", mode="before")
@@ -103,7 +123,7 @@ class GateConfig(_Table):
 
 
 class LedgerTable(_Table):
-    dir: str = repobase.DEFAULT_DIR
+    dir: Annotated[str, PersonOnly("names the directory the ledger writes")] = repobase.DEFAULT_DIR
     preset: Literal["versions", "campaign", "batches"] = repobase.DEFAULT_PRESET
     id_prefix: str = repobase.DEFAULT_ID_PREFIX
 
@@ -169,10 +189,10 @@ class HooksTable(_Table):
 
 
 class RunTable(_Table):
-    command: list[str] | None = None
+    command: Annotated[list[str] | None, _RUNS] = None
     # "stdout": the gate command prints its results JSON instead of writing {out}
     results: Literal["file", "stdout"] = "file"
-    output_dir: str | None = None
+    output_dir: Annotated[str | None, PersonOnly("names a place results are written")] = None
     result_max_bytes: int = Field(default=1 << 20, gt=0)
     timeout_seconds: float | None = Field(default=None, gt=0)
     volatile_fields: list[str] = Field(default_factory=lambda: ["wall_time_s"])
@@ -190,7 +210,7 @@ class DoctorTable(_Table):
 
 
 class SyncTable(_Table):
-    remote: str | None = None
+    remote: Annotated[str | None, PersonOnly("names the remote the ledger is pushed to")] = None
     sync_on_register: bool | None = None
     # The same switch under the name that says what it does (register pushes the branch
     # and the witness to the remote); either one set to false turns the push off.
@@ -215,7 +235,7 @@ class ParamsTable(_Table):
     """Where a version's parameters live: files read at its code commit (``compare``)."""
 
     # Repository paths or globs (``conf/*.json``); JSON, YAML or TOML by the suffix.
-    files: list[str] = Field(default_factory=list)
+    files: Annotated[list[str], _READS] = Field(default_factory=list)
 
     @field_validator("files")
     @classmethod
@@ -248,20 +268,23 @@ class CampaignTable(_Table):
     noise_floor: float = Field(default=0.0, ge=0)
     correctness_tolerance: float = Field(default=1e-3, ge=0)
     # Environment variables naming the owner, first set wins; else the git user.
-    owner_env: list[str] = Field(
-        default_factory=lambda: ["LEDGER_OWNER", "CODEX_THREAD_ID", "CLAUDE_CODE_SESSION_ID"]
-    )
+    # An agent could name a secret's variable and have its value committed as the owner.
+    owner_env: Annotated[
+        list[str], PersonOnly("names environment variables whose values are recorded")
+    ] = Field(default_factory=lambda: ["LEDGER_OWNER", "CODEX_THREAD_ID", "CLAUDE_CODE_SESSION_ID"])
     required_records: list[str] = Field(default_factory=list)
     # Globs of the files candidates may change (empty: anything).
     scope: list[str] = Field(default_factory=list)
     # The measuring script: commits that change it are delivered with the promoted ones.
-    benchmark_script: str | None = None
+    benchmark_script: Annotated[str | None, PersonOnly("names the measuring script")] = None
     # The measuring command `candidate record --run` starts (an argv, never a shell) at the
     # candidate's commit in a temporary worktree; it prints one JSON object of measurements.
-    run: list[str] | None = None
+    run: Annotated[list[str] | None, _RUNS] = None
     run_repeats: int = Field(default=3, ge=1)
     # Environment facts recorded with every run: name = the argv of a version command.
-    environment: dict[str, list[str]] = Field(default_factory=dict)
+    environment: Annotated[dict[str, list[str]], PersonOnly("names programs to run")] = Field(
+        default_factory=dict
+    )
 
     @field_validator("run")
     @classmethod
@@ -282,7 +305,7 @@ class BatchesTable(_Table):
     hard_line: int = Field(default=7, ge=0)
     topics_per_batch: int = Field(default=8, ge=1)
     converge_k: int = Field(default=3, ge=1)
-    forbidden_vocabulary: str | None = "training_log/forbidden.txt"
+    forbidden_vocabulary: Annotated[str | None, _READS] = "training_log/forbidden.txt"
 
 
 class LedgerConfig(_Table):
