@@ -45,6 +45,8 @@ LOG_SCALING_TARGET = 1.2
 STATUS_SCALING_TARGET = 2.0
 REPORT_TARGET = 10.0  # HTML report at 1,000 versions, x a warm status
 RSS_BUDGET_MB = 200.0
+TRACE_TARGET = 2.0  # 336 trace events in one call, x one git add && git commit
+TRACE_EVENTS = 336  # one batch of the batches loop's document
 VERIFY_TARGET = 1.0  # incremental verify after one transition, x a warm status
 
 
@@ -451,6 +453,39 @@ class Bench:
             f"{verdict(found['hooks_vs_pre_commit'], hooks.NOOP_TARGET)}",
         )
 
+    def trace(self) -> None:
+        """A batch's trace events (336) in one ``trace emit --events`` vs one git commit."""
+        repo = self.tmp / "trace"
+        repo.mkdir()
+        run = {"cwd": repo, "env": self.env, "check": True, "capture_output": True}
+        subprocess.run(["git", "init", "-q"], **run)  # type: ignore[call-overload]
+        self.cli(repo, "init", "--preset", "batches")
+        weights = self.tmp / "weights.json"
+        weights.write_text(json.dumps({"style": {"tone": "plain"}}))
+        self.cli(repo, "weights", "init", str(weights), "--run-id", "bench")
+        events = self.tmp / "events.jsonl"
+        events.write_text(
+            "".join(
+                json.dumps({"event": "topic-step", "fields": {"topic": f"t{i % 8}", "i": i}}) + "\n"
+                for i in range(TRACE_EVENTS)
+            )
+        )
+        ours, git_times = [], []
+        for i in range(self.rounds):
+            plain = repo / "notes" / f"plain-{i}.json"
+            plain.parent.mkdir(exist_ok=True)
+            plain.write_text(json.dumps({"i": i}))
+            git_times.append(git_add_commit(repo, plain, self.env))
+            ours.append(self.cli(repo, "trace", "emit", "--events", str(events)))
+        self.compare(
+            "trace_events_vs_git",
+            f"{TRACE_EVENTS} trace events in one call vs one git add && git commit",
+            ours,
+            git_times,
+            "git",
+            TRACE_TARGET,
+        )
+
     def concurrency(self) -> None:
         from bench import concurrency
 
@@ -463,6 +498,7 @@ SECTIONS = {
     "hooks": Bench.hooks,
     "scale": Bench.scale,
     "verify": Bench.verify,
+    "trace": Bench.trace,
     "concurrency": Bench.concurrency,
 }
 

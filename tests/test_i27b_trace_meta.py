@@ -6,6 +6,7 @@ stands). Through ``git ledger`` with hooks installed, as an adversary would."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,49 @@ def test_a_hand_edited_meta_json_is_found_and_refuses_every_transition(batch: Re
     assert fingerprint(batch.path) == before
     nxt = next_json(batch)
     assert nxt["action"] in ("drop-commit", "verify") and "meta.json" in nxt["reason"]
+
+
+def test_trace_emit_takes_many_events_in_one_call_each_with_its_own_seq(batch: Repo) -> None:
+    ok(batch, "trace", "emit", "run-start")
+    lines = [{"event": "topic-done", "fields": {"topic": f"t{i}", "ratio": 0.5}} for i in range(5)]
+    (batch.path / "events.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    done = gl(batch, "trace", "emit", "--events", "events.jsonl", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"seq": 2, "last_seq": 6, "events": 5, "path": TRACE}
+    written = [json.loads(x) for x in (batch.path / TRACE).read_text().splitlines()]
+    assert [x["seq"] for x in written] == [1, 2, 3, 4, 5, 6]
+    assert [x["fields"]["topic"] for x in written[1:]] == [f"t{i}" for i in range(5)]
+    # Standard input works as a file does, and the batch is still the verbs' own writing:
+    # the next transition takes it along (no hand-written line).
+    piped = subprocess.run(
+        ["git", "ledger", "trace", "emit", "--events", "-"],
+        cwd=batch.path,
+        input='{"event": "topic-start"}\n',
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert piped.returncode == 0 and "seq 7" in piped.stdout
+    topic(batch, "t1")
+    assert gl(batch, "verify").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"event": "ok"}\nnot json\n',
+        '{"event": "ok"}\n{"fields": {}}\n',
+        '{"event": "ok", "seq": 99}\n',
+        '{"event": "ok", "fields": [1]}\n',
+        '{"event": "a b"}\n',
+        "\n",
+    ],
+)
+def test_a_bad_line_of_trace_events_is_bad_input_and_nothing_is_written(
+    batch: Repo, text: str
+) -> None:
+    (batch.path / "events.jsonl").write_text(text)
+    before = fingerprint(batch.path)
+    done = gl(batch, "trace", "emit", "--events", "events.jsonl")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert fingerprint(batch.path) == before

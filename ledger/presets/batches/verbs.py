@@ -249,17 +249,31 @@ def trace() -> None:
     """Trace events (they ride along with the next batch commit)."""
 
 
-@declare("write", loop="batches", args={"event": "The trace event's name, e.g. topic-done."})
+@declare(
+    "write",
+    loop="batches",
+    args={"event": "The trace event's name, e.g. topic-done."},
+    # '-' reads standard input, which over MCP is the protocol's own stream.
+    hidden=frozenset({"events"}),
+)
 @trace.command("emit")
-@click.argument("event")
+@click.argument("event", required=False)
 @click.option("--field", "fields", multiple=True, metavar="K=V", help="A field (repeatable).")
+@click.option(
+    "--events",
+    metavar="FILE",
+    help='Many events at once: JSON lines {"event": NAME, "fields": {...}} from FILE, '
+    "or '-' for standard input; each gets its own seq, all are written together.",
+)
 @json_option
 @pass_ctx
-def trace_emit(obj: Ctx, event: str, fields: tuple[str, ...], as_json: bool) -> int:
-    """Append one trace event with the next sequence number."""
+def trace_emit(
+    obj: Ctx, event: str | None, fields: tuple[str, ...], events: str | None, as_json: bool
+) -> int:
+    """Append trace events, each with the next sequence number."""
     from ledger.presets.batches import commands as command
 
-    return command.trace_emit(obj.cwd, event, fields, as_json)
+    return command.trace_emit(obj.cwd, event, fields, as_json, events)
 
 
 @declare("read", loop="batches")

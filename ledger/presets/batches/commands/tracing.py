@@ -8,6 +8,7 @@ Trace events are not transitions: they are appended to the run's trace file
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +45,80 @@ def _field_value(root: Path, key: str, raw: str) -> Any:
     return value
 
 
-def trace_emit(cwd: Path, event: str, fields: tuple[str, ...], as_json: bool) -> int:
-    ctx = open_batches(cwd)
-    check_safe(event, "event name")
-    root = ctx.store.require_workdir()
+def _fields(root: Path, items: tuple[str, ...]) -> dict[str, Any]:
     values: dict[str, Any] = {}
-    for item in fields:
+    for item in items:
         k, sep, v = item.partition("=")
         if not sep:
             raise BadInput(f"--field {item!r} is not k=v")
         check_safe(k, "field name")
         values[k] = _field_value(root, k, v)
+    return values
+
+
+def _read_events(cwd: Path, root: Path, source: str) -> list[tuple[str, dict[str, Any]]]:
+    """(event, fields) of each JSON line of ``source`` (a file, '-' for stdin), all checked
+    before any is written: one bad line is bad input naming its line, and nothing is."""
+    if source == "-":
+        text = sys.stdin.read()
+    else:
+        path = Path(source)
+        try:
+            text = (cwd / path).read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise BadInput(
+                f"--events {source}: cannot read it ({exc})", "give a file of JSON lines"
+            ) from None
+    out: list[tuple[str, dict[str, Any]]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"--events {source} line {number}"
+        try:
+            item = json.loads(line)
+        except ValueError:
+            raise BadInput(
+                f"{where}: not JSON", '\'{"event": "topic-done", "fields": {...}}\' a line'
+            ) from None
+        if not isinstance(item, dict) or not isinstance(item.get("event"), str):
+            raise BadInput(
+                f'{where}: no "event" name', '\'{"event": "topic-done", "fields": {...}}\' a line'
+            )
+        extra = sorted(set(item) - {"event", "fields"})
+        if extra:
+            raise BadInput(f"{where}: unknown key {extra[0]!r}", "a line has only event and fields")
+        raw = item.get("fields", {})
+        if not isinstance(raw, dict):
+            raise BadInput(f"{where}: fields is not an object", "give fields as a JSON object")
+        check_safe(item["event"], "event name")
+        fields: dict[str, Any] = {}
+        for key, value in raw.items():
+            check_safe(key, "field name")
+            fields[key] = _field_value(root, key, value) if isinstance(value, str) else value
+        out.append((item["event"], fields))
+    if not out:
+        raise BadInput(f"--events {source}: no events in it", "give one JSON object a line")
+    return out
+
+
+def trace_emit(
+    cwd: Path, event: str | None, fields: tuple[str, ...], as_json: bool, events: str | None = None
+) -> int:
+    ctx = open_batches(cwd)
+    root = ctx.store.require_workdir()
+    wanted: list[tuple[str, dict[str, Any]]] = []
+    if (event is None) == (events is None):
+        raise BadInput(
+            "trace emit takes one EVENT or --events FILE",
+            "git ledger trace emit topic-done --field topic=3, or --events events.jsonl",
+        )
+    if events is not None:
+        if fields:
+            raise BadInput("--field goes with EVENT, not --events", "put the fields in each line")
+        wanted = _read_events(cwd, root, events)
+    elif event is not None:
+        check_safe(event, "event name")
+        wanted = [(event, _fields(root, fields))]
     with ctx.store.writer_lock():
         b = batches.load(ctx.config, ctx.store.snapshot())
         rel = batches.trace_path(ctx.config, b.run_id)
@@ -66,13 +130,28 @@ def trace_emit(cwd: Path, event: str, fields: tuple[str, ...], as_json: bool) ->
                 f"[trace-after-run-end] the trace of run {b.run_id} has ended (run_end)",
                 "a converged run takes no more events; start a new run in a new ledger",
             )
-        seq = batches.last_seq(text) + 1
-        line = json.dumps(
-            {"seq": seq, "event": event, "batch": b.current, "fields": values}, sort_keys=True
+        first = batches.last_seq(text) + 1
+        lines = [
+            json.dumps(
+                {"seq": first + i, "event": name, "batch": b.current, "fields": values},
+                sort_keys=True,
+            )
+            + "\n"
+            for i, (name, values) in enumerate(wanted)
+        ]
+        after = text + "".join(lines)
+        write_atomic(path, after.encode())
+        remember(ctx, text, after)
+    last = first + len(wanted) - 1
+    if len(wanted) == 1:
+        name = wanted[0][0]
+        say(as_json, {"seq": first, "event": name, "path": rel}, f"trace {name} seq {first}")
+    else:
+        say(
+            as_json,
+            {"seq": first, "last_seq": last, "events": len(wanted), "path": rel},
+            f"trace: {len(wanted)} events, seq {first}-{last}",
         )
-        write_atomic(path, (text + line + "\n").encode())
-        remember(ctx, text, text + line + "\n")
-    say(as_json, {"seq": seq, "event": event, "path": rel}, f"trace {event} seq {seq}")
     return 0
 
 
