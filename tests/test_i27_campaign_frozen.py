@@ -79,3 +79,43 @@ def test_every_writing_verb_checks_the_owner(camp: Repo) -> None:  # noqa: F811
         )
         assert done.returncode == 1 and "[owner]" in done.stderr, (args, done.stderr)
         assert fingerprint(camp.path) == before
+
+
+def test_every_writer_refuses_while_a_verdict_forged_past_the_hooks_stands(
+    camp: Repo,  # noqa: F811
+) -> None:
+    """A rejection flipped to a promotion with --no-verify: no verb judges against the
+    forged head (the batches loop refused already); each names the commit and the rule,
+    and ``next`` proposes the repair first (finish and deliver list it among their
+    outstanding items: tests/test_i27_campaign_finish.py)."""
+    base = git(camp.path, "log", "-1", "--format=%H", "--grep=the base").strip()
+    assert record(camp, base, "base", "100").code == 0
+    ok(camp, "arm")
+    slow = code(camp, "slow")
+    assert record(camp, slow, "rejected", "60", "--reason", "slower").code == 0
+    fast = code(camp, "fast")  # before the forgery: the hooks refuse a commit after it
+    entry = next(
+        p
+        for p in (camp.path / "training_log").rglob("*.json")
+        if slow[:10] in p.name or slow in p.read_text()
+    )
+    entry.write_text(entry.read_text().replace('"rejected"', '"promoted"'))
+    git(camp.path, "add", "-A")
+    git(camp.path, "commit", "-q", "--no-verify", "-m", "chore: flip it")
+    forged = git(camp.path, "rev-parse", "HEAD").strip()
+    assert gl(camp, "verify").code == 1
+    before = fingerprint(camp.path)
+    for args in (
+        ["candidate", "record", "--commit", fast, "--verdict", "promoted", "--reason", "r",
+         "--measure", "speed=200", "--measure", "accel_mem_gb=N/A: none",
+         "--measure", "peak_cpu_gb=1", "--measure", "correctness=0"],
+        ["benchmark", "adjust", "--reason", "r"],
+        ["mistake", "add", "x", "--caught-by", "y", "--should-have-caught", "z"],
+        ["close", "--summary", "s"],
+    ):  # fmt: skip
+        done = gl(camp, *args)
+        assert done.code == 1 and "[history-findings]" in done.err, (args, done.err)
+        assert forged[:10] in done.err, (args, done.err)
+        assert fingerprint(camp.path) == before
+    nxt = ok(camp, "next", "--json").json()
+    assert forged[:10] in nxt["reason"], nxt

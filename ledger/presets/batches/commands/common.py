@@ -127,20 +127,10 @@ def trace_ride_along(ctx: Context, b: Batches, snap: Snapshot) -> dict[str, byte
 def require_clean_history(ctx: Context) -> None:
     """Refused while ``verify`` has findings: a hand edit (a meta.json that unfreezes a
     target, a trace line committed past the hooks) stands until it is repaired, and no
-    transition builds on it."""
-    from ledger.core.verify import verify
+    transition builds on it (every loop's writers: ``ledger.core.historyguard``)."""
+    from ledger.core.historyguard import require_verified_history
 
-    report = verify(ctx.store, ctx.config, ctx.config_file)
-    if report.findings:
-        found = [
-            Finding(
-                "history-findings",
-                f"history does not verify: {f.commit[:10]} {f.path}: [{f.rule}] {f.message}",
-                f.fix,
-            )
-            for f in report.findings[:3]
-        ]
-        raise Refused.of(found)
+    require_verified_history(ctx)
 
 
 def require_not_converged(b: Batches) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from ledger.core import gitcli, output
 from ledger.core.context import Context
 from ledger.core.errors import BadInput, Refused
+from ledger.core.historyguard import require_verified_history
 from ledger.core.model.documents import dump_json
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
@@ -27,6 +28,7 @@ def close(cwd: Path, summary: str, as_json: bool) -> int:
     ctx = open_campaign(cwd)
     if not summary.strip():
         raise BadInput("--summary is empty", "say in a sentence what the campaign achieved")
+    require_verified_history(ctx)
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
@@ -81,6 +83,8 @@ def out_of_scope(ctx: Context, camp: Campaign) -> list[dict[str, Any]]:
 
 def finish(cwd: Path, as_json: bool) -> int:
     ctx = open_campaign(cwd)
+    # History is one of finish's outstanding items (evidence.outstanding), listed with
+    # the rest rather than refused first.
     camp = campaign.load(ctx.config, ctx.store.snapshot(), ctx.store)
     require_owner(ctx, camp.owner)
     outstanding = outstanding_items(ctx, camp)

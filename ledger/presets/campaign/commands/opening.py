@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ledger.core.errors import BadInput, Refused
+from ledger.core.historyguard import require_verified_history
 from ledger.core.model.documents import decode_text, dump_json
 from ledger.core.repobase import write_atomic
 from ledger.core.store import Snapshot, Transition
@@ -56,6 +57,7 @@ def contract(cwd: Path, file: Path | None, as_json: bool) -> int:
     if text.strip() == CONTRACT_SKELETON.strip():
         raise Refused(f"{target} is still the skeleton", "say what is measured and what may change")
     ctx.require_committed_config()
+    require_verified_history(ctx)
 
     def build(snap: Snapshot) -> Transition:
         if snap.read(target) is not None:
@@ -78,6 +80,7 @@ def arm(cwd: Path, force: str | None, as_json: bool) -> int:
     owner = campaign.owner_id(ctx.config, ctx.store)
     if force is not None and not force.strip():
         raise BadInput("--force needs a reason", "--force 'the previous session is gone'")
+    require_verified_history(ctx)
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)

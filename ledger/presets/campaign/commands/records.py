@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ledger.core.errors import BadInput, Refused
+from ledger.core.historyguard import require_verified_history
 from ledger.core.model.documents import dump_json
 from ledger.core.store import Snapshot, Transition
 from ledger.presets.campaign import loop as campaign
@@ -53,6 +54,8 @@ def candidate_record(
             f"{sha[:10]} is a ledger transition, not a candidate",
             "commit the candidate's code, then record that commit",
         )
+    # Never judged against a head forged past the hooks (a verdict flipped by hand).
+    require_verified_history(ctx)
     from ledger.presets.campaign.evidence import measure_change
 
     change_kind, diff = measure_change(ctx, sha, kind)
@@ -165,6 +168,7 @@ def benchmark_adjust(cwd: Path, reason: str, as_json: bool) -> int:
     ctx = open_campaign(cwd)
     if not reason.strip():
         raise BadInput("--reason is empty", "say how the measuring script changed")
+    require_verified_history(ctx)
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
@@ -204,6 +208,7 @@ def mistake_add(cwd: Path, text: str, caught_by: str, should_have: str, as_json:
     ):
         if not value.strip():
             raise BadInput(f"{name} is empty")
+    require_verified_history(ctx)
 
     def build(snap: Snapshot) -> Transition:
         camp = campaign.load(ctx.config, snap)
