@@ -567,14 +567,22 @@ def test_verbs_that_cannot_be_undone_carry_the_destructive_hint() -> None:
         assert hints[name].read_only_hint is True and hints[name].destructive_hint is False
     issue = {"register", "record", "run", "wait", "reflect", "matrix_status"}
     assert issue <= set(hints)
-    # Every hint is the verb's declaration, open-world included (only run reaches past
-    # the ledger: it starts the gate's configured command).
+    # Every hint is the verb's declaration, open-world included: what starts a configured
+    # program (run, candidate record --run) or talks to a remote (register and matrix new
+    # push, matrix status --fetch fetches, matrix clean --remote deletes remote branches).
     for spec, _ in mcptools.available(cli):
         hint = hints[spec.name]
         assert hint.read_only_hint is (spec.kind == "read"), spec.name
         assert hint.destructive_hint is (spec.kind == "destructive"), spec.name
         assert hint.open_world_hint is spec.open_world, spec.name
-    assert [name for name, hint in hints.items() if hint.open_world_hint] == ["run"]
+    assert sorted(name for name, hint in hints.items() if hint.open_world_hint) == [
+        "candidate_record",
+        "matrix_clean",
+        "matrix_new",
+        "matrix_status",
+        "register",
+        "run",
+    ]
 
 
 # Where `next --json` gets its commands, for every preset: the loops' own steps and

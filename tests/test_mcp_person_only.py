@@ -201,3 +201,25 @@ def test_config_set_adds_the_table_a_file_lacks(bare_repo: Repo) -> None:
     bare_repo.ok("init", "--preset", "campaign")
     bare_repo.ok("config", "set", "stats.alpha", "0.01", "--reason", "stricter")
     assert "[stats]\nalpha = 0.01" in (bare_repo.path / "ledger.toml").read_text()
+
+
+def test_run_starts_only_the_command_on_record(bare_repo: Repo) -> None:
+    """An uncommitted edit of [run] command (a file an agent may write) is not what a run
+    starts: the run is refused until the configuration is committed, and nothing ran."""
+    bare_repo.ok("init")
+    bare_repo.ok("register", "V1", "--bet", "b", "--gate", "recent", "--files", "a.py",
+                 "--falsifier", "f")  # fmt: skip
+    marker = bare_repo.path.parent / "ran"
+    toml = bare_repo.path / "ledger.toml"
+    toml.write_text(toml.read_text() + f'\n[run]\ncommand = ["touch", "{marker}"]\n')
+    done = bare_repo.run("run", "V1", "--gate", "recent", "--seeds", "1")
+    assert done.code == 1 and "ledger.toml has uncommitted changes" in done.err, done.err
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("where", ["a/.git", "a/.GIT/b", "x/.ledger"])
+def test_a_ledger_dir_inside_git_or_the_worktrees_is_bad_input(bare_repo: Repo, where: str) -> None:
+    before = fingerprint(bare_repo.path)
+    done = bare_repo.run("init", "--dir", where)
+    assert done.code == 2 and "relative path inside the repository" in done.err, done.err
+    assert fingerprint(bare_repo.path) == before

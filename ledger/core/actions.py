@@ -46,7 +46,8 @@ class Declared(NamedTuple):
     output: Output = "json"
     # Said after the command's help in the tool's description.
     note: str = ""
-    # The verb reaches past the ledger (starts a program the configuration names).
+    # The verb reaches past the ledger: it starts a program the configuration names, or
+    # talks to a remote (a push of the ledger, a fetch of cells).
     open_world: bool = False
     # False: not an MCP tool; where it is declared says why.
     served: bool = True

@@ -42,6 +42,7 @@ class PersonOnly:
 
 _RUNS = PersonOnly("names a program to run")
 _READS = PersonOnly("names a file it reads")
+_PUSHES = PersonOnly("decides whether the ledger is pushed to a remote")
 
 
 class _Table(BaseModel):
@@ -135,7 +136,7 @@ class LedgerTable(_Table):
             not value
             or path.is_absolute()
             or ".." in path.parts
-            or path.parts[0] in (".git", ".ledger")
+            or any(part.lower() in (".git", ".ledger") for part in path.parts)
             or "\\" in value
         ):
             raise ValueError("must be a relative path inside the repository, e.g. 'training_log'")
@@ -211,10 +212,12 @@ class DoctorTable(_Table):
 
 class SyncTable(_Table):
     remote: Annotated[str | None, PersonOnly("names the remote the ledger is pushed to")] = None
-    sync_on_register: bool | None = None
+    # Whether a register pushes to the remote: a person's "never push" is not an agent's
+    # to undo (either name).
+    sync_on_register: Annotated[bool | None, _PUSHES] = None
     # The same switch under the name that says what it does (register pushes the branch
     # and the witness to the remote); either one set to false turns the push off.
-    push_on_register: bool | None = None
+    push_on_register: Annotated[bool | None, _PUSHES] = None
     max_rounds: int = Field(default=8, ge=1)
 
     @model_validator(mode="after")

@@ -66,6 +66,7 @@ def candidate() -> None:
     "write",
     loop="campaign",
     args={"verdict": "base (the first), promoted, rejected (reason required) or held."},
+    open_world=True,  # --run starts the configured [campaign] run command
 )
 @candidate.command("record")
 @click.option("--commit", "commit", required=True, help="The candidate commit.")

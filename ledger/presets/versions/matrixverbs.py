@@ -17,7 +17,8 @@ def matrix() -> None:
     """Several independent bets at once: cells as branches and worktrees, one winner."""
 
 
-@declare("write", loop="versions", requires=("entries-committed",))
+# It pushes the cells' branches when the ledger pushes on register.
+@declare("write", loop="versions", requires=("entries-committed",), open_world=True)
 @matrix.command("new")
 @click.argument("matrix_id")
 @click.option("--cell", "cells", multiple=True, metavar="NAME:SLUG", help="A cell (repeatable).")
@@ -44,7 +45,7 @@ def matrix_new(
     return command.new(obj.cwd, matrix_id, cells, spec, cites, as_json, requires())
 
 
-@declare("read", loop="versions")
+@declare("read", loop="versions", open_world=True)  # --fetch fetches the cells
 @matrix.command("status")
 @click.argument("matrix_id")
 @click.option("--fetch", is_flag=True, help="Fetch every cell branch from the remote first.")
@@ -94,7 +95,7 @@ def matrix_conclude(
     return command.conclude(obj.cwd, matrix_id, winner, none_, override, as_json)
 
 
-@declare("destructive", loop="versions")
+@declare("destructive", loop="versions", open_world=True)  # --remote deletes remote branches
 @matrix.command("clean")
 @click.argument("matrix_id")
 @click.option(

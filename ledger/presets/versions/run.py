@@ -65,6 +65,8 @@ def run(cwd: Path, options: RunOptions, rerun: Sequence[str] = ()) -> int:
         return _record_finished(ctx, vid, as_json)
     if version is None:
         raise state.no_version(vid, "register it first")
+    # The command a run starts is the one on record, never an uncommitted edit of it.
+    ctx.require_committed_config()
     if gate is None:
         raise BadInput("--gate is required", f"e.g. git ledger run {vid} --gate NAME --seeds 1,2,3")
     seeds = split_list(options.seeds)

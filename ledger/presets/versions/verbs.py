@@ -19,7 +19,8 @@ from ledger.presets.versions.matrixverbs import matrix
 from ledger.presets.versions.readverbs import baseline, show, triggers
 
 
-@declare("write", loop="versions", requires=("entries-committed",))
+# It pushes the registration and its witness when [sync] push_on_register says so.
+@declare("write", loop="versions", requires=("entries-committed",), open_world=True)
 @click.command()
 @click.argument("step_id", required=False)
 @click.option("--bet", required=True, help="The one bet, in one sentence.")

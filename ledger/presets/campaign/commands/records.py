@@ -61,6 +61,8 @@ def candidate_record(
     change_kind, diff = measure_change(ctx, sha, kind)
     provenance = None
     if run:
+        # The command it starts is the one on record, never an uncommitted edit of it.
+        ctx.require_committed_config()
         from ledger.presets.campaign import runner
         from ledger.presets.campaign.evidence import instrument, script_blob_differs
 
