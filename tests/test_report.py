@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import noisy_results, once, session_root
+from tests.helpers import noisy_results, once, sealed, session_root
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("LEDGER_ARTIFACTS", ROOT / ".artifacts"))
@@ -55,8 +55,9 @@ def _measure(repo: Path, vid: str, means: dict[str, float], tmp: Path) -> None:
 def big_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Eleven versions over three gates, a refutation streak and its reflection, an
     override, and a two-cell matrix: built once per session (tests.helpers.once), a copy
-    per module."""
-    built = once(session_root(tmp_path_factory.getbasetemp()) / "report", _big_ledger)
+    per module. Built before any test's seal, so in a seal of its own (tests.helpers.sealed)."""
+    with sealed(tmp_path_factory):
+        built = once(session_root(tmp_path_factory.getbasetemp()) / "report", _big_ledger)
     root = tmp_path_factory.mktemp("report")
     repo = root / "repo"
     shutil.copytree(built / "repo", repo, symlinks=True)
