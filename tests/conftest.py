@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, Templates, git, new_ledger, once, session_root
+from tests.helpers import Repo, Templates, git, new_ledger, once, seal, session_root
 
 ROOT = Path(__file__).resolve().parent.parent
 # pip's cache from the real HOME, so install tests do not download the world
@@ -52,47 +52,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path_factory.mktemp("home")
-    templates = tmp_path_factory.mktemp("git-templates")
-    for var in list(os.environ):
-        if var.startswith(("GIT_", "LEDGER_")):
-            monkeypatch.delenv(var, raising=False)
-    (home / ".gitconfig").write_text(
-        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
-        '[protocol "file"]\n\tallow = always\n'
-    )
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    # One user cache for the whole session (each worker its own), as on a machine
-    # where the same person runs many repositories: scipy's answers
-    # (ledger.core.distributions) are asked once, not once per test repository.
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(templates))
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.com")
-    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
-    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1767225600 +0000")
-    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1767225600 +0000")
-    monkeypatch.setenv("TZ", "UTC")
-    monkeypatch.setenv("COLUMNS", "200")
-    # Subprocesses of the tests run this checkout's code, installed or not.
-    # No empty entry: an empty PYTHONPATH component means the current directory,
-    # which would put every test repository's top level on sys.path.
-    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), *inherited]))
-    bindir = tmp_path_factory.mktemp("bin")
-    # What pip's console script is: the interpreter runs a script from bin/, so
-    # the current directory is never on sys.path (``python -m ledger`` from a
-    # repository would import that repository's ledger/ first).
-    shim = bindir / "git-ledger"
-    shim.write_text(
-        f"#!{sys.executable}\nimport sys\nfrom ledger.__main__ import main\nsys.exit(main())\n"
-    )
-    shim.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    """Every test sealed from the developer's setup (tests.helpers.seal)."""
+    seal(monkeypatch, tmp_path_factory)
 
 
 @pytest.fixture

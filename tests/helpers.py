@@ -9,15 +9,81 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # A figure a test measured (a count, a rate): conftest's ``figure`` fixture collects
 # them and pytest prints them in a "figures" section at the end of the run, from
 # every xdist worker.
 Figure = Callable[[str], None]
+
+
+def seal(monkeypatch: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> None:
+    """Seal this process and its children from the developer's own setup: a HOME of its
+    own, no system or global git config but a fixed one, a fixed identity and clock, an
+    empty template dir, and this checkout's ``git-ledger`` on PATH.
+
+    Every test has it (conftest's autouse ``hermetic``); a module- or session-scoped
+    fixture that runs git or ``git ledger`` is built before any test's seal, so it takes
+    its own (:func:`sealed`). Without it, such a fixture used the developer's identity
+    and config: on a machine without them (an empty HOME) it failed."""
+    home = factory.mktemp("home")
+    templates = factory.mktemp("git-templates")
+    for var in list(os.environ):
+        if var.startswith(("GIT_", "LEDGER_")):
+            monkeypatch.delenv(var, raising=False)
+    (home / ".gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+        '[protocol "file"]\n\tallow = always\n'
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    # One user cache for the whole session (each worker its own), as on a machine
+    # where the same person runs many repositories: scipy's answers
+    # (ledger.core.distributions) are asked once, not once per test repository.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(factory.getbasetemp() / "xdg-cache"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_TEMPLATE_DIR", str(templates))
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Test Author")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "author@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Test Committer")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "@1767225600 +0000")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "@1767225600 +0000")
+    monkeypatch.setenv("TZ", "UTC")
+    monkeypatch.setenv("COLUMNS", "200")
+    # Subprocesses of the tests run this checkout's code, installed or not.
+    # No empty entry: an empty PYTHONPATH component means the current directory,
+    # which would put every test repository's top level on sys.path.
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), *inherited]))
+    bindir = factory.mktemp("bin")
+    # What pip's console script is: the interpreter runs a script from bin/, so
+    # the current directory is never on sys.path (``python -m ledger`` from a
+    # repository would import that repository's ledger/ first).
+    shim = bindir / "git-ledger"
+    shim.write_text(
+        f"#!{sys.executable}\nimport sys\nfrom ledger.__main__ import main\nsys.exit(main())\n"
+    )
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+
+
+@contextmanager
+def sealed(factory: pytest.TempPathFactory) -> Iterator[None]:
+    """:func:`seal` for the length of a ``with`` block: for a module- or session-scoped
+    fixture, which runs before the test's own seal and must not leak into other tests."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        seal(monkeypatch, factory)
+        yield
 
 
 def git(cwd: Path, *args: str, check: bool = True, input: str | None = None) -> str:

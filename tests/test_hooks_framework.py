@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import Repo, git, register
+from tests.helpers import Repo, git, register, sealed
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ["ledger", "hooks", "templates", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml"]
@@ -21,7 +21,9 @@ SHIPPED = ["ledger", "hooks", "templates", "pyproject.toml", "README.md", ".pre-
 
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This checkout's shipped files as a committed git repository (what `repo:` points at)."""
+    """This checkout's shipped files as a committed git repository (what `repo:` points at).
+    Built before any test's seal, so in a seal of its own (tests.helpers.sealed): the
+    developer's template dir, hooks or signing never reach it."""
     path = tmp_path_factory.mktemp("git-ledger-hook-repo")
     for name in SHIPPED:
         src = ROOT / name
@@ -29,10 +31,11 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
             shutil.copytree(src, path / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(src, path / name)
-    git(path, "init", "-q")
-    git(path, "add", "-A")
-    git(path, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "snapshot")
-    return path, git(path, "rev-parse", "HEAD").strip()
+    with sealed(tmp_path_factory):
+        git(path, "init", "-q")
+        git(path, "add", "-A")
+        git(path, "commit", "-q", "-m", "snapshot")
+        return path, git(path, "rev-parse", "HEAD").strip()
 
 
 @pytest.fixture(scope="module")

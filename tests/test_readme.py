@@ -57,7 +57,7 @@ def test_readme_top_to_bottom(tmp_path: Path) -> None:
         assert kind in kinds, (kind, kinds)
     assert (tmp_path / "report.html").read_text().count("<svg") >= 1
     assert (tmp_path / "comment.md").read_text().startswith("<!-- git-ledger:report -->")
-    assert (tmp_path / "recent.png").read_bytes()[:4] == b"\x89PNG"
+    assert 'id="trajectory"' in (tmp_path / "recent.svg").read_text()
     # The README leaves a clean work tree: the next result is not flagged as dirty.
     assert git(shop, "status", "--porcelain") == ""
     assert "SIZE = 256" in (shop / "src/cache.py").read_text(), "the matrix winner is merged"

@@ -8,12 +8,13 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import noisy_results, once, session_root
+from tests.helpers import fingerprint, noisy_results, once, sealed, session_root
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = Path(os.environ.get("LEDGER_ARTIFACTS", ROOT / ".artifacts"))
@@ -55,8 +56,9 @@ def _measure(repo: Path, vid: str, means: dict[str, float], tmp: Path) -> None:
 def big_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Eleven versions over three gates, a refutation streak and its reflection, an
     override, and a two-cell matrix: built once per session (tests.helpers.once), a copy
-    per module."""
-    built = once(session_root(tmp_path_factory.getbasetemp()) / "report", _big_ledger)
+    per module. Built before any test's seal, so in a seal of its own (tests.helpers.sealed)."""
+    with sealed(tmp_path_factory):
+        built = once(session_root(tmp_path_factory.getbasetemp()) / "report", _big_ledger)
     root = tmp_path_factory.mktemp("report")
     repo = root / "repo"
     shutil.copytree(built / "repo", repo, symlinks=True)
@@ -296,7 +298,8 @@ def test_html_report_is_one_file_with_a_drawn_plot_per_gate_and_no_matplotlib(
         check=True,
     )
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
-    assert "ledger.render.plots" in imported and "matplotlib" not in imported
+    assert "ledger.render.plots" in imported
+    assert "matplotlib" not in imported and "cairosvg" not in imported
     cli(big_ledger, "report", "--format", "json", "--out", str(data))
     series = json.loads(data.read_text())["series"]
     html = out.read_text()
@@ -322,11 +325,53 @@ def test_html_report_is_one_file_with_a_drawn_plot_per_gate_and_no_matplotlib(
 
 
 def test_plot_writes_one_figure(big_ledger: Path, tmp_path: Path) -> None:
+    """A .svg is the drawing; a .png is the same drawing rasterised (the plots extra,
+    part of the test extra) at 130 dpi: the 540 pt figure is 975 px wide."""
     png, svg = tmp_path / "recent.png", tmp_path / "older.svg"
     cli(big_ledger, "plot", "--gate", "recent", "--out", str(png))
     cli(big_ledger, "plot", "--gate", "older", "--out", str(svg))
-    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk comes first
+    assert width == 975 and 0 < height < width
     assert 'id="baseline"' in svg.read_text()
+
+
+# `git ledger` as installed without the plots extra: CairoSVG cannot be imported (a None
+# in sys.modules is how Python marks a module that is not there to import).
+WITHOUT_PLOTS_EXTRA = (
+    "import sys; sys.modules['cairosvg'] = None; from ledger.__main__ import main; sys.exit(main())"
+)
+
+
+def test_plot_png_without_the_plots_extra_exits_2_with_the_hint_and_writes_nothing(
+    big_ledger: Path, tmp_path: Path
+) -> None:
+    import sys
+
+    before = fingerprint(big_ledger)
+    figures = tmp_path / "figures"
+    argv = [sys.executable, "-c", WITHOUT_PLOTS_EXTRA, "-C", str(big_ledger), "plot"]
+    refused = subprocess.run(
+        [*argv, "--gate", "recent", "--out", str(figures / "recent.png")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stderr
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and "plots extra" in lines[0], lines
+    assert "pip install 'git-ledger[plots]'" in lines[0] and ".svg" in lines[0], lines
+    assert not figures.exists(), "nothing written, not even the directory"
+    assert fingerprint(big_ledger) == before
+    drawn = subprocess.run(
+        [*argv, "--gate", "recent", "--out", str(figures / "recent.svg")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert drawn.returncode == 0, drawn.stderr
+    assert 'id="baseline"' in (figures / "recent.svg").read_text()
 
 
 def test_html_report_is_stable(big_ledger: Path, tmp_path: Path) -> None:

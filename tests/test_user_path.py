@@ -100,8 +100,24 @@ def user(walked: tuple[dict[str, str], Path, str], tmp_path: Path) -> User:
 def test_the_wheel_has_no_extras_and_git_dispatches_to_it(user: User) -> None:
     which = user.sh("sh", "-c", "command -v git-ledger").stdout.strip()
     assert which.startswith(user.env["PATH"].split(os.pathsep)[0])
-    user.sh("python", "-c", "import matplotlib, scipy, pygit2")  # default dependencies
-    assert "pytest" not in user.sh("python", "-m", "pip", "list").stdout
+    user.sh("python", "-c", "import scipy, pygit2")  # default dependencies
+    installed = user.sh("python", "-m", "pip", "list").stdout.lower()
+    # No plotting library by default: SVG is written as text, PNG is the plots extra.
+    for extra in ("pytest", "matplotlib", "cairosvg"):
+        assert extra not in installed, extra
+
+
+def test_without_the_plots_extra_a_png_plot_says_how_and_an_svg_is_drawn(user: User) -> None:
+    figures = user.cwd.parent / "figures"
+    refused = user.sh(
+        "git", "ledger", "plot", "--gate", "recent", "--out", f"{figures}/r.png", ok=False
+    )
+    assert refused.returncode == 2, refused.stderr
+    assert "pip install 'git-ledger[plots]'" in refused.stderr and ".svg" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    assert not figures.exists()
+    user.sh("git", "ledger", "plot", "--gate", "recent", "--out", f"{figures}/r.svg")
+    assert (figures / "r.svg").read_text().startswith("<svg")
 
 
 def test_git_ledger_help_shows_the_manual_through_man(user: User) -> None:

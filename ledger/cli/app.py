@@ -264,7 +264,7 @@ def report(obj: Ctx, fmt: str, out: Path | None, since: str | None, everything: 
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="A .png or .svg file (default: .git/ledger/plots/<gate>.svg).",
+    help="A .svg file, or .png with the plots extra (default: .git/ledger/plots/<gate>.svg).",
 )
 @click.option("--metric", default=None, help="Another metric of the gate (default: its primary).")
 @pass_ctx

@@ -55,17 +55,16 @@ def plot(cwd: Path, gate: str, out: Path | None, metric: str | None = None) -> i
     reflections = [r["after"] for r in data["reflections"] if r["complete"]]
     if out is not None and out.suffix not in (".png", ".svg"):
         raise BadInput(f"--out {out}: use a .png or .svg file")
+    to_png = None
+    if out is not None and out.suffix == ".png":
+        from ledger.render import png
+
+        to_png = png.rasteriser(out)  # refused here, before anything is written
     # Without --out, never into the work tree (a stray file there blocks the hooks).
     name = gate if metric == cfg.metric else f"{gate}-{metric}"
     target = out or ctx.store.ledger_state_dir / "plots" / f"{name}.svg"
     target.parent.mkdir(parents=True, exist_ok=True)
-    unit = cfg.unit_of(metric)
-    if target.suffix == ".png":
-        from ledger.render import plotpng
-
-        data_out = plotpng.gate_png(gate, metric, unit, points, best, reflections)
-    else:
-        data_out = plots.gate_svg(gate, metric, unit, points, best, reflections, None).encode()
-    write_atomic(target, data_out)
+    svg = plots.gate_svg(gate, metric, cfg.unit_of(metric), points, best, reflections, None)
+    write_atomic(target, to_png(svg) if to_png else svg.encode())
     output.say(f"wrote {target}")
     return 0

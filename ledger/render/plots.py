@@ -8,7 +8,7 @@ readers can find them, and each point a tooltip (version, mean ± SE, n,
 verdict): past a few dozen versions the x axis labels every k-th one.
 
 Written directly by :mod:`ledger.render.svg`, not by matplotlib (see there
-why); ``plot --out FILE.png`` still uses matplotlib (:mod:`ledger.render.plotpng`).
+why); ``plot --out FILE.png`` rasterises the same SVG (:mod:`ledger.render.png`).
 """
 
 from __future__ import annotations
