@@ -129,3 +129,29 @@ def test_a_branch_without_a_ledger_is_not_remembered_and_may_be_deleted(served: 
     # And its name is free again for any history.
     served.git("commit", "-q", "--no-verify", "--amend", "-m", "docs: another site")
     assert push(served, "HEAD:refs/heads/site").returncode == 0
+
+
+def test_installed_post_receive_remembers_beside_a_foreign_one(
+    published: Repo,  # noqa: F811
+) -> None:
+    """``hooks install --server`` keeps a foreign post-receive as legacy: both read the
+    pushed refs, and a legacy failure keeps nothing from being remembered."""
+    remote = remote_of(published)
+    (remote / "hooks" / "pre-receive").unlink()
+    foreign = remote / "hooks" / "post-receive"
+    foreign.write_text('#!/bin/sh\ncat > "$GIT_DIR/seen.txt"\nexit 3\n')
+    foreign.chmod(0o755)
+    installed = subprocess.run(
+        ["git", "ledger", "hooks", "install", "--server"],
+        cwd=remote,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stderr
+    assert (remote / "hooks" / "post-receive.legacy").exists()
+    measure(published, "V1", "recent", 10.0, seeds=(4,))
+    done = push(published, "HEAD:refs/heads/main")
+    assert done.returncode == 0, done.stderr
+    assert "refs/heads/main" in (remote / "seen.txt").read_text()
+    assert memory(remote, "main") == published.head()
