@@ -155,3 +155,18 @@ def test_installed_post_receive_remembers_beside_a_foreign_one(
     assert done.returncode == 0, done.stderr
     assert "refs/heads/main" in (remote / "seen.txt").read_text()
     assert memory(remote, "main") == published.head()
+
+
+def test_a_ledger_whose_configuration_does_not_parse_is_still_remembered(
+    served: Repo,
+) -> None:
+    """post-receive alone (a host that runs no pre-receive) remembers a branch whose
+    ledger.toml was broken past the hooks: it is a ledger's branch all the same."""
+    remote = remote_of(served)
+    (remote / "hooks" / "pre-receive").unlink()
+    (served.path / "ledger.toml").write_text("[ledger\n")
+    served.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "-am", "chore: break it")
+    done = push(served, "HEAD:refs/heads/broken")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert memory(remote, "broken") == served.head()

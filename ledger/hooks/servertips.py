@@ -126,9 +126,15 @@ def remember(lines: str, cwd: Path = Path(".")) -> list[str]:
 def _is_ledger(store: Store, tip: str) -> bool:
     """A tip that carries the ledger (its configuration) and a ledger transition."""
     from ledger.core.context import load_config
+    from ledger.core.errors import LedgerError
 
-    if not store.has_commit(tip) or load_config(store, store.snapshot(tip)) is None:
+    if not store.has_commit(tip):
         return False
+    try:
+        if load_config(store, store.snapshot(tip)) is None:
+            return False
+    except LedgerError:
+        pass  # a configuration that does not parse is still a ledger's
     found = gitcli.run(
         ["rev-list", "--max-count=1", f"--grep=^{TRAILER_TRANSITION}:", tip],
         Path(store.common_dir),
