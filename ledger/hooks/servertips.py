@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ledger.core import gitcli
 from ledger.core.commitinfo import TRAILER_TRANSITION
+from ledger.core.errors import LedgerError
 from ledger.core.findings import Finding
 from ledger.core.repobase import ZERO
 
@@ -107,13 +108,11 @@ def remember(lines: str, cwd: Path = Path(".")) -> list[str]:
         known = store.refs(memory).get(memory)
         # What the branch holds now: a push after this one may have moved it already.
         now = store.refs(ref).get(ref)
-        if now is None:
-            # Deleted: the memory stays as it was, or starts at the deleted tip.
-            target = old if known is None and old != ZERO and _is_ledger(store, old) else None
-        elif now != known and (known is not None or _is_ledger(store, now)):
-            target = now
-        else:
-            target = None
+        try:
+            target = _to_remember(store, old, now, known)
+        except LedgerError as exc:  # one ref's history unreadable: the others still count
+            warnings.append(f"{memory}: {exc.one_line()}")
+            continue
         if target is None:
             continue
         args = ["update-ref", "-m", f"ledger: the server accepted {ref}", memory, target]
@@ -123,10 +122,20 @@ def remember(lines: str, cwd: Path = Path(".")) -> list[str]:
     return warnings
 
 
+def _to_remember(store: Store, old: str, now: str | None, known: str | None) -> str | None:
+    """What a branch's memory becomes after a push (None: it stays as it is). ``old``: the
+    branch before the push, ``now``: after it (None: deleted), ``known``: the memory."""
+    if now is None:
+        # Deleted: the memory stays as it was, or starts at the deleted tip.
+        return old if known is None and old != ZERO and _is_ledger(store, old) else None
+    if now != known and (known is not None or _is_ledger(store, now)):
+        return now
+    return None
+
+
 def _is_ledger(store: Store, tip: str) -> bool:
     """A tip that carries the ledger (its configuration) and a ledger transition."""
     from ledger.core.context import load_config
-    from ledger.core.errors import LedgerError
 
     if not store.has_commit(tip):
         return False
