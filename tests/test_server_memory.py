@@ -71,6 +71,11 @@ def test_deleting_the_ledger_branch_and_pushing_a_rewritten_one_is_refused(
     assert "refs/heads/main" in line and tip in line, line
     assert "merge" in line and "restore" in line, line
     assert git(remote, "rev-parse", "--verify", "-q", "main", check=False) == ""
+    # Nor does a history without any ledger take the ledger branch's name.
+    tree = served.git("mktree", input="").strip()
+    bare = served.git("commit-tree", tree, "-m", "chore: a fresh start").strip()
+    done = push(served, f"{bare}:refs/heads/main")
+    assert done.returncode != 0 and "[server-memory]" in done.stderr, done.stderr
     # Restoring the branch at the remembered tip is the fix, and is accepted.
     again = push(served, "HEAD:refs/heads/main")
     assert again.returncode == 0, again.stderr
