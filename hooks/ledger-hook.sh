@@ -27,10 +27,14 @@ fi
 run_ledger() {
     "$LEDGER_PYTHON" -I -S -c '${boot}' "$LEDGER_PACKAGE" ${stage} "$@"
 }
-if [ "${stage}" = "pre-push" ]; then
-    # pre-push gets the refs on stdin: keep a copy for both hooks.
+if [ "${stage}" = "pre-push" ] || [ "${stage}" = "pre-receive" ] || [ "${stage}" = "post-receive" ]; then
+    # These get the refs on stdin: keep a copy for both hooks (a legacy one would
+    # read it all, and ours would judge or remember an empty push).
     INPUT=$(cat)
-    if [ -n "$LEGACY" ] && [ -x "$LEGACY" ]; then
+    if [ -n "$LEGACY" ] && [ -x "$LEGACY" ] && [ "${stage}" = "post-receive" ]; then
+        # The push landed: a failing legacy post-receive keeps nothing from being remembered.
+        printf '%s\n' "$INPUT" | "$LEGACY" "$@"
+    elif [ -n "$LEGACY" ] && [ -x "$LEGACY" ]; then
         printf '%s\n' "$INPUT" | "$LEGACY" "$@" || exit $?
     fi
     printf '%s\n' "$INPUT" | run_ledger "$@"

@@ -1,6 +1,7 @@
 """Issue 29: ``hooks install`` in a working clone installs the client hooks only (the
-four the README counts); the server's pre-receive and update come with ``--server``,
-which in a bare repository installs just those two, and they refuse tampered pushes."""
+four the README counts); the server's pre-receive, update and post-receive come with
+``--server``, which in a bare repository installs just those three: they refuse tampered
+pushes, and post-receive remembers each ledger branch's tip."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def test_hooks_install_in_a_clone_writes_the_four_client_hooks_only(repo: Repo) 
 
 def test_hooks_install_server_in_a_clone_adds_pre_receive_and_update(repo: Repo) -> None:
     repo.ok("hooks", "install", "--server")
-    assert _ours(repo.path / ".git" / "hooks") == sorted([*CLIENT, "pre-receive", "update"])
+    server = ["post-receive", "pre-receive", "update"]
+    assert _ours(repo.path / ".git" / "hooks") == sorted([*CLIENT, *server])
     repo.ok("hooks", "uninstall")
     assert _ours(repo.path / ".git" / "hooks") == []
 
@@ -56,7 +58,7 @@ def test_hooks_install_server_in_a_bare_repository_refuses_a_tampered_push(
     repo: Repo, tmp_path: Path
 ) -> None:
     remote = _served(tmp_path)
-    assert _ours(remote / "hooks") == ["pre-receive", "update"]
+    assert _ours(remote / "hooks") == ["post-receive", "pre-receive", "update"]
     repo.git("remote", "add", "origin", str(remote))
     repo.ok("hooks", "install")
     assert register(repo, "V1").code == 0
@@ -66,6 +68,8 @@ def test_hooks_install_server_in_a_bare_repository_refuses_a_tampered_push(
     push = ["git", "push", "--no-verify", "origin", "HEAD:refs/heads/main"]
     done = subprocess.run(push, cwd=repo.path, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+    # post-receive (its own boot, started with -S) remembered the ledger's branch.
+    assert git(remote, "rev-parse", "refs/ledger/server/tips/main").strip() == repo.head()
     rule, _ = SCENARIOS["result_edited"](repo)
     done = subprocess.run(push, cwd=repo.path, capture_output=True, text=True, check=False)
     assert done.returncode != 0, done.stderr

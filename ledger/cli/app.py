@@ -191,7 +191,8 @@ def hooks() -> None:
 @click.option(
     "--server",
     is_flag=True,
-    help="Also install the server hooks (pre-receive, update): for a repository others push to.",
+    help="Also install the server hooks (pre-receive, update, post-receive): for a repository "
+    "others push to.",
 )
 @pass_ctx
 def hooks_install(obj: Ctx, framework: bool, allow_hooks_path: bool, server: bool) -> int:
@@ -217,7 +218,15 @@ def hooks_uninstall(obj: Ctx, allow_hooks_path: bool) -> int:
 @click.argument(
     "stage",
     type=click.Choice(
-        ["pre-commit", "prepare-commit-msg", "commit-msg", "pre-push", "pre-receive", "update"]
+        [
+            "pre-commit",
+            "prepare-commit-msg",
+            "commit-msg",
+            "pre-push",
+            "pre-receive",
+            "update",
+            "post-receive",
+        ]
     ),
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)

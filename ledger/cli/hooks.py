@@ -18,6 +18,10 @@ from ledger.core.repobase import write_atomic
 from ledger.core.resources import read_resource, render
 from ledger.hooks.fast import CLIENT_STAGES, SERVER_STAGES, STAGES
 
+# The server's memory of each ledger branch's tip (ledger.hooks.servertips): written once
+# a push landed, so by a hook of its own that the fast path never runs.
+POST_RECEIVE = "post-receive"
+
 IDENTITY = "# identity: git-ledger-hook v2"
 IDENTITY_PREFIX = "# identity: git-ledger-hook"
 FRAMEWORK_CONFIG = ".pre-commit-config.yaml"
@@ -52,28 +56,32 @@ def is_ours(path: Path) -> bool:
 
 def script(stage: str) -> str:
     """The hook for ``stage``: the installed program, isolated (see ledger.core.launch)."""
+    if stage == POST_RECEIVE:
+        boot = launch.boot("ledger.hooks.servertips", "main")
+    else:
+        boot = launch.boot("ledger.hooks.fast", "run")
     return render(
         read_resource("hooks", "ledger-hook.sh"),
         stage=stage,
         python=launch.interpreter(),
         package=launch.package_root(),
-        boot=launch.boot("ledger.hooks.fast", "run"),
+        boot=boot,
     )
 
 
 def install(cwd: Path, allow_hooks_path: bool, framework: bool, server: bool = False) -> int:
-    """The client hooks (a working clone's); with ``server`` the server's pre-receive and
-    update too, for a repository others push to."""
+    """The client hooks (a working clone's); with ``server`` the server's pre-receive,
+    update and post-receive too, for a repository others push to."""
     if framework:
         return install_framework(cwd)
     store = open_store(cwd)
     stages: tuple[str, ...]
     if server and store.workdir is None:
         # The repository pushed to: a bare one runs only what receives pushes.
-        target, stages = store.common_dir / "hooks", SERVER_STAGES
+        target, stages = store.common_dir / "hooks", (*SERVER_STAGES, POST_RECEIVE)
     else:
         target = hooks_dir(cwd, allow_hooks_path)
-        stages = STAGES if server else CLIENT_STAGES
+        stages = (*STAGES, POST_RECEIVE) if server else CLIENT_STAGES
     target.mkdir(parents=True, exist_ok=True)
     for stage in stages:
         legacy = target / f"{stage}.legacy"
@@ -90,7 +98,10 @@ def install(cwd: Path, allow_hooks_path: bool, framework: bool, server: bool = F
         write_atomic(path, script(stage), mode=0o755)
     output.say(f"installed {len(stages)} git-ledger hooks ({', '.join(stages)}) in {target}")
     if not server:
-        output.say("the server's hooks (pre-receive, update): git ledger hooks install --server")
+        output.say(
+            "the server's hooks (pre-receive, update, post-receive): "
+            "git ledger hooks install --server"
+        )
     if store.workdir is not None:
         _configure_driver(cwd)
     return 0
@@ -109,7 +120,7 @@ def _configure_driver(cwd: Path) -> None:
 def uninstall(cwd: Path, allow_hooks_path: bool) -> int:
     target = hooks_dir(cwd, allow_hooks_path)
     removed = 0
-    for stage in STAGES:
+    for stage in (*STAGES, POST_RECEIVE):
         path = target / stage
         if path.exists() and is_ours(path):
             path.unlink()
@@ -265,4 +276,8 @@ def run_stage(cwd: Path, stage: str, args: tuple[str, ...]) -> int:
 
     if cwd != Path("."):
         os.chdir(cwd)
+    if stage == POST_RECEIVE:
+        from ledger.hooks import servertips
+
+        return servertips.main()
     return hookrun.main([stage, *args])

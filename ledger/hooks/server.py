@@ -3,7 +3,8 @@
 History is judged as written (no ``refs/replace/*`` stand-ins), every ref whose history
 ever carried a ledger is verified, a witness is created once and names a registration on
 a pushed branch, and a push never drops ledger transitions (a force-push, or a branch
-deleted and pushed again).
+deleted and pushed again: the server remembers each ledger branch's last accepted tip,
+:mod:`ledger.hooks.servertips`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ledger.core.model.config import LedgerConfig
 from ledger.core.repobase import ZERO
 from ledger.core.store import TRAILER_TRANSITION, Store
 from ledger.core.verify import WITNESS, verify
+from ledger.hooks.servertips import SERVER_REFS, memory_findings, namespace_findings
 
 
 def server_side(stage: str, refs: str) -> int:
@@ -48,7 +50,7 @@ def server_side(stage: str, refs: str) -> int:
 
 def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
     """Findings for a push of ``updates`` ((old, new, ref)) into ``store``."""
-    found: list[Finding] = []
+    found: list[Finding] = namespace_findings(updates)
     incoming: dict[str, str] = {}
     for old, new, ref in updates:
         if ref.startswith("refs/replace/"):
@@ -79,7 +81,7 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
     }
     registered: dict[str, set[str]] = {}
     for old, new, ref in updates:
-        if ref.startswith((WITNESS, "refs/replace/")):
+        if ref.startswith((WITNESS, "refs/replace/", SERVER_REFS)):
             continue
         # An annotated tag is judged as the commit it names; one naming no commit (a
         # tree, a blob) carries no history to judge.
@@ -90,6 +92,9 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
         if new == ZERO:
             found += _deleted(store, old, ref, [t for r, t in after.items() if r != ref])
             continue
+        # Whatever the new tip carries: a ledger branch's name pushed again with a
+        # history that has no ledger is the same evasion.
+        found += memory_findings(store, ref, old, new)
         ended = ended_in_place(store, ref, old, new)
         if ended is not None:
             found.append(ended)
@@ -141,7 +146,11 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
                         "push the registration's own witness",
                     )
                 )
-    pushed = [new for _old, new, ref in updates if not ref.startswith((WITNESS, "refs/replace/"))]
+    pushed = [
+        new
+        for _old, new, ref in updates
+        if not ref.startswith((WITNESS, "refs/replace/", SERVER_REFS))
+    ]
     tips = heads + pushed
     found += _orphan_witnesses(store, incoming, registered, [t for t in tips if t != ZERO])
     return found
