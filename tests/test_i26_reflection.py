@@ -38,7 +38,7 @@ def test_a_section_repeating_another_does_not_count(repo: Repo) -> None:
     refused = repo.run("reflect", "V1", "--commit")
     assert refused.code == 1
     # The first answer counts; the five that repeat it do not.
-    assert "Eval stability" not in refused.err.split("empty sections:")[1]
+    assert "Eval stability" not in refused.err.split("is not complete:")[1]
     assert all(t in refused.err for t in SECTIONS[1:])
     own = text
     for title in SECTIONS:

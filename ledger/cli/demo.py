@@ -202,14 +202,14 @@ def run(directory: Path | None, app: click.Group) -> int:
         expect=1,
     )
 
-    demo.say("Reflect: six sections, committed; the next registration must cite it")
+    demo.say("Reflect: every section answered, committed; the next registration must cite it")
     demo.ledger("reflect")
     path = repo / "training_log" / "REFLECTION_V5.md"
     text = path.read_text()
     for title, answer in SECTIONS.items():
         text = text.replace(f"## {title}\n", f"## {title}\n\n{answer}\n")
     _write(path, text)
-    output.say("$ edit training_log/REFLECTION_V5.md  # answer the six sections")
+    output.say("$ edit training_log/REFLECTION_V5.md  # answer every section")
     demo.ledger("reflect", "V5", "--commit")
     demo.ledger("triggers")
 

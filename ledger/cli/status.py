@@ -223,6 +223,7 @@ def _status(cwd: Path) -> tuple[dict[str, Any], Path]:
         "code_first",
         "refuted",
         "remeasure",
+        "reflection_min_words",
         "drafts",
         "top",
         "config_file",

@@ -35,8 +35,10 @@ from ledger.core.reflectiontext import FILLER as FILLER
 from ledger.core.reflectiontext import MIN_WORDS as MIN_WORDS
 from ledger.core.reflectiontext import PLACEHOLDER as PLACEHOLDER
 from ledger.core.reflectiontext import TARGET_AUDIT as TARGET_AUDIT
+from ledger.core.reflectiontext import lacking as lacking
 from ledger.core.reflectiontext import missing_from as missing_from
 from ledger.core.reflectiontext import own_text as own_text
+from ledger.core.reflectiontext import read_sections as read_sections
 from ledger.core.reflectiontext import reflection_missing as reflection_missing
 from ledger.core.reflectiontext import section_words as section_words
 from ledger.core.reflectiontext import target_audit as target_audit
@@ -148,6 +150,8 @@ class Reflection:
     path: str
     missing: tuple[str, ...]
     retired: str | None = None  # the gate its target audit retired
+    # What each missing section lacks, in the words of reflectiontext.lacking.
+    lacks: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -296,15 +300,15 @@ def parse_entry(kind: str, data: bytes, where: str) -> dict[str, Any]:
         return {"model": front, "hypothesis": hypothesis}
     if kind == "reflection":
         front = _validate(ReflectionFront, doc.front, where)
-        words = section_words(doc.body)
+        words, why = read_sections(doc.body, bool(front.get("target_gate")))
         retired = None
         if front.get("target_gate"):
-            words[TARGET_AUDIT], decided = target_audit(doc.body)
-            retired = front["target_gate"] if decided == "retire" else None
+            retired = front["target_gate"] if target_audit(doc.body)[1] == "retire" else None
         return {
             "model": front,
             "missing": list(missing_from(words, MIN_WORDS)),
             "words": words,
+            "why": why,
             "retired": retired,
         }
     if kind == "matrix":
@@ -437,13 +441,17 @@ def _build(
     if kind == "result":
         return kind, Result(model, path)
     if kind == "reflection":
+        min_words = config.triggers.reflection_min_words
         return kind, Reflection(
             rebuild(ReflectionFront, model),
             path,
-            missing_from(parsed["words"], config.triggers.reflection_min_words)
+            missing_from(parsed["words"], min_words)
             if "words" in parsed
             else tuple(parsed["missing"]),
             parsed.get("retired"),
+            lacking(parsed["words"], parsed.get("why", {}), min_words)
+            if "words" in parsed
+            else tuple(parsed["missing"]),
         )
     if kind == "matrix":
         return kind, rebuild(MatrixFront, model)

@@ -31,7 +31,7 @@ PROCEDURES: dict[str, tuple[str, str]] = {
         "5. 'conclude' with the verdict the statistics allow (confirmed, refuted, "
         "inconclusive) and what comes next; a verdict inside the noise is refused.\n"
         "6. When 'triggers' fire (refutations in a row, stagnation), 'reflect' writes "
-        "REFLECTION_<ID>.md: fill its six sections and commit it with git before the next "
+        "REFLECTION_<ID>.md: fill every section and commit it with git before the next "
         "registration.\n"
         "7. 'phase' declares a phase transition when the direction is exhausted.",
     ),

@@ -3,7 +3,8 @@
 Paths inside the ledger dir name what an entry is (one file per fact):
 
 - ``V200.md``: a version's registration (frozen), results table, conclusion
-- ``REFLECTION_V202.md``: a reflection with six required sections
+- ``REFLECTION_V202.md``: a reflection with six required sections (seven
+  after the Goodhart tripwire: its target audit)
 - ``V213-matrix.md``: one pre-registration for every cell of a matrix
 - ``CAMPAIGN_STATUS.md``: a declared phase transition and its resume criteria
 - ``results/V200/<gate>/seed-42.json`` / ``window-<W>.json``: one ingested result
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ledger.core.model.sections import REFLECTION_SECTIONS as REFLECTION_SECTIONS
 from ledger.core.repobase import is_cell_name
 
 Verdict = Literal["confirmed", "refuted", "inconclusive"]
@@ -39,14 +41,6 @@ REGISTERED_KEYS: tuple[str, ...] = (
     "ships",
 )
 HYPOTHESIS = "Hypothesis"
-REFLECTION_SECTIONS: tuple[str, ...] = (
-    "Eval stability",
-    "Variance estimate",
-    "Subsystem audit",
-    "Revert-and-branch option",
-    "Untouched dimensions",
-    "Observability-gap audit",
-)
 
 
 class _Entry(BaseModel):

@@ -38,14 +38,12 @@ def _fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dic
     if nxt["action"] == "register":
         draft = next((d for d in data.get("drafts", []) if "/REFLECTION_" in d), None)
         if draft is not None:
-            after = draft.rsplit("/", 1)[-1].removeprefix("REFLECTION_").removesuffix(".md")
-            return proposal(
-                "complete-reflection",
-                f"git ledger reflect {after} --commit",
+            return _complete_reflection(
+                top,
+                draft,
+                data,
                 f"{draft} is written but not committed, and a registration waits for a clean "
-                "ledger directory: fill in its six sections, then commit it",
-                step=f"REFLECTION_{after}",
-                edit=[draft],
+                "ledger directory",
             )
         nxt = _existing_files(top, _free_id(top, common, nxt))
         refuted = data.get("refuted")
@@ -75,14 +73,7 @@ def _fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dic
     if nxt["action"] == "reflect" and step:
         rel = f"{data['dir']}/{step}.md"
         if (top / rel).exists():
-            after = step.removeprefix("REFLECTION_")
-            return proposal(
-                "complete-reflection",
-                f"git ledger reflect {after} --commit",
-                f"{rel} is written but not committed; fill in its six sections, then commit it",
-                step=step,
-                edit=[rel],
-            )
+            return _complete_reflection(top, rel, data, f"{rel} is written but not committed")
     if nxt["action"] == "matrix" and step:
         return _matrix_next(cwd, step)
     if nxt["action"] == "conclude" and step and "--override" not in nxt["command"]:
@@ -90,6 +81,37 @@ def _fresh_next(cwd: Path, top: Path, common: Path, data: dict[str, Any]) -> dic
         if flag:
             return _flagged_next(top, data, nxt, flag)
     return nxt
+
+
+def _complete_reflection(top: Path, rel: str, data: dict[str, Any], why: str) -> dict[str, Any]:
+    """Commit the written reflection, after doing what each of its sections lacks, in the
+    words ``reflect --commit`` refuses with (reflectiontext.lacking, on the same text)."""
+    from ledger.core.errors import BadInput
+    from ledger.core.model.documents import parse_document
+    from ledger.core.reflectiontext import MIN_WORDS, incomplete, lacking, read_sections
+
+    step = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    after = step.removeprefix("REFLECTION_")
+    try:
+        text = (top / rel).read_bytes().decode("utf-8").replace("\r\n", "\n")
+        doc = parse_document(text, rel)
+    except (BadInput, UnicodeDecodeError, OSError) as exc:
+        todo = f"it does not read ({getattr(exc, 'message', exc)}): repair it, then commit it"
+    else:
+        words, lack = read_sections(doc.body, bool(doc.front.get("target_gate")))
+        lacks = lacking(words, lack, int(data.get("reflection_min_words", MIN_WORDS)))
+        todo = (
+            f"to fill in: {incomplete(lacks)}; then commit it"
+            if lacks
+            else "every section is filled: commit it"
+        )
+    return proposal(
+        "complete-reflection",
+        f"git ledger reflect {after} --commit",
+        f"{why}; {todo}",
+        step=step,
+        edit=[rel],
+    )
 
 
 def _existing_files(top: Path, nxt: dict[str, Any]) -> dict[str, Any]:

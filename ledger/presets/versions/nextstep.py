@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ledger.core import reflectiontext
 from ledger.core.actions import proposal
 from ledger.core.state import LedgerState, Version
 from ledger.presets.versions import rules
@@ -340,8 +341,8 @@ def next_action(state: LedgerState, readings: Mapping[str, Reading] | None = Non
         return NextAction(
             "complete-reflection",
             f"git ledger reflect {reflection.front.after} --commit",
-            f"{incomplete} has empty sections ({', '.join(reflection.missing)}); "
-            "fill them in, then commit it",
+            f"{incomplete} is committed incomplete; to fill in: "
+            f"{reflectiontext.incomplete(reflection.lacks)}; then commit it",
             incomplete,
             (),
             (reflection.path,),

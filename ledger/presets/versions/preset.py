@@ -222,6 +222,8 @@ def _next_parts(
         "refuted": refuted,
         "flagged": _flagged(state, flags),
         "remeasure": _remeasure(state, readings),
+        # What a written reflection's sections are held to (fresh.py reads its text).
+        "reflection_min_words": state.config.triggers.reflection_min_words,
     }
 
 

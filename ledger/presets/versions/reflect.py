@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ledger.core import output
@@ -10,6 +11,7 @@ from ledger.core.errors import BadInput, Refused
 from ledger.core.model.documents import Document
 from ledger.core.model.entries import ReflectionFront
 from ledger.core.model.ids import parse_version
+from ledger.core.reflectiontext import DECISION_LINE
 from ledger.core.resources import read_resource, render
 from ledger.core.state import LedgerState, parse_entry
 from ledger.core.store import Snapshot, Transition, write_atomic
@@ -105,9 +107,10 @@ def run_reflect(
             f"Commit it when every section is filled (git ledger reflect {after} --commit)"
         )
     else:
+        titles = re.findall(r"^## (.+)$", body, re.M)
         output.say(
-            f"wrote {rel}: fill in its six sections, then commit it "
-            f"(git commit, or git ledger reflect {after} --commit)"
+            f"wrote {rel}: fill in its {len(titles)} sections ({', '.join(titles)}), then "
+            f"commit it (git commit, or git ledger reflect {after} --commit)"
         )
     return 0
 
@@ -251,9 +254,10 @@ def target_section(state: LedgerState, gate: str) -> str:
         f"> The tripwire fired on gate `{gate}` ({metric}). Compare it with its regime's "
         "walk-forward distribution:\n"
         + _quote(facts)
-        + "\n\n<!-- Is this window still a fair target, or did the bets fit its noise? "
-        "End with one line: 'keep as target' or 'retire' (a retired gate is never "
-        "targeted again). -->\n"
+        # Said where it is read, not in a comment: the section counts only with it.
+        + "\n\n> Is this window still a fair target, or did the bets fit its noise? Write "
+        f"what you found, then end this section with {DECISION_LINE} (a retired gate is "
+        "never targeted again).\n"
     )
 
 
@@ -262,14 +266,16 @@ def _commit(ctx: Context, rid: str, rel: str, path: Path, as_json: bool) -> int:
         after = rid.removeprefix("REFLECTION_")
         raise BadInput(f"{rel} does not exist", f"write it first: git ledger reflect {after}")
     data = ctx.store.worktree_content(rel)  # what git would commit (autocrlf: LF)
-    from ledger.core.state import missing_from
+    from ledger.core.reflectiontext import incomplete, lacking
 
-    words = parse_entry("reflection", data, rel)["words"]
-    missing = missing_from(words, ctx.config.triggers.reflection_min_words)
-    if missing:
+    parsed = parse_entry("reflection", data, rel)
+    lacks = lacking(parsed["words"], parsed["why"], ctx.config.triggers.reflection_min_words)
+    if lacks:
+        # The same findings `next` proposes the step by (fresh.py): one thing to do each.
+        after = rid.removeprefix("REFLECTION_")
         raise Refused(
-            f"[reflection-incomplete] {rel} has empty sections: {', '.join(missing)}",
-            "fill every section; an incomplete reflection does not lift the block",
+            f"[reflection-incomplete] {rel} is not complete: {incomplete(lacks)}",
+            f"do what is said of each section, then: git ledger reflect {after} --commit",
         )
 
     def build(snap: Snapshot) -> Transition:

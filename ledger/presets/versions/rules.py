@@ -330,7 +330,7 @@ def registration_blockers(state: LedgerState, cites: str | None) -> list[Finding
         hint = (
             f"fill every section of {incomplete}.md and commit it"
             if incomplete
-            else "git ledger reflect, fill the six sections, commit it"
+            else "git ledger reflect, fill every section, commit it"
         )
         found.append(Finding("reflection-due", f"a reflection is due ({names})", hint))
     pending = uncited_reflection(state)

@@ -213,9 +213,7 @@ def conclude(
 )
 @click.command()
 @click.argument("after", required=False)
-@click.option(
-    "--commit", is_flag=True, help="Commit the filled reflection (checks all six sections)."
-)
+@click.option("--commit", is_flag=True, help="Commit the filled reflection (checks every section).")
 @click.option(
     "--refresh",
     is_flag=True,
@@ -224,7 +222,7 @@ def conclude(
 @json_option
 @pass_ctx
 def reflect(obj: Ctx, after: str | None, commit: bool, as_json: bool, refresh: bool) -> int:
-    """Write REFLECTION_<ID>.md with its six required sections (default: after the latest version)."""
+    """Write REFLECTION_<ID>.md with its required sections (default: after the latest version)."""
     from ledger.presets.versions import reflect as command
 
     return command.run_reflect(obj.cwd, after, commit, as_json, refresh)
