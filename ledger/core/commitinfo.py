@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 TRAILER_TRANSITION = "Ledger-Transition"
 TRAILER_STEP = "Ledger-Step"
+# Why a setting that judges changed, or a fact was taken back (config set, void).
+TRAILER_REASON = "Ledger-Reason"
 _TRAILER_LINE = re.compile(r"^([A-Za-z0-9-]+):[ \t]*(.*)$")
 
 

@@ -356,13 +356,13 @@ def main(argv: list[str] | None = None) -> int:
         return add_trailer(rest[0], opened) if opened else 0
     if os.path.exists(os.path.join(gitdir, "MERGE_HEAD")):
         return 0  # a merge commit carries the bets of its parents
-    if config_file in staged and len(staged) > 1 and frozen_config_changed(config_file):
-        sys.stderr.write(
-            f"git-ledger commit-msg refused: [config-frozen] {config_file}'s verdict-affecting "
-            "settings change in a commit with other files (fix: commit "
-            f"{config_file} on its own, or git ledger config set KEY VALUE --reason TEXT)\n"
-        )
-        return 1
+    if config_file in staged:
+        from ledger.hooks.fastconfig import config_refusal
+
+        refusal = config_refusal(config_file, staged, rest[0])
+        if refusal is not None:
+            sys.stderr.write(f"git-ledger commit-msg refused: {refusal}\n")
+            return 1
     return _commit_msg(values, common, gitdir, directory, code, rest[0], memo)
 
 
@@ -372,22 +372,6 @@ def code_paths(paths: list[str], config_file: str, free: str) -> list[str]:
 
     patterns = [p for p in free.split("\x1f") if p]
     return [p for p in paths if p != config_file and not is_free(p, patterns)]
-
-
-def frozen_config_changed(config_file: str) -> bool:
-    """Do the staged verdict-affecting tables differ from HEAD's (new gates aside)?"""
-    import tomllib
-
-    def tables(rev: str) -> dict[str, object]:
-        text = git("show", f"{rev}{config_file}", check=False)
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError:
-            return {"unreadable": text}
-        return repobase.frozen_tables(repobase.ledger_table(data, config_file) or {})
-
-    before, after = tables("HEAD:"), tables(":")
-    return bool(before) and any(after.get(k) != v for k, v in before.items())
 
 
 def _commit_msg(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ledger.core.commitinfo import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo
+from ledger.core.commitinfo import TRAILER_REASON, TRAILER_STEP, TRAILER_TRANSITION, CommitInfo
 from ledger.core.commitrules import glob_match, is_free
 from ledger.core.repobase import CONFIG_FILES
 from ledger.core.verify.delivery import delivery_end, ended
@@ -166,8 +166,20 @@ def config_change(
     alone = changed == 1 and kind in (None, "config") and not c.trailer(TRAILER_STEP)
     if (kind == "config" and changed == 1) or alone:
         # A commit of the configuration alone is a visible transition of its own;
-        # the hooks add its trailer (Ledger-Transition: config).
+        # the hooks add its trailer (Ledger-Transition: config). A setting that judges
+        # changes with a reason on record, as config set writes it: a noise floor lowered
+        # in silence would pass the next in-noise version.
         r.note(c, "config", "config", r.config_file, c.subject)
+        if not (c.trailer(TRAILER_REASON) or "").strip():
+            r.finding(
+                c,
+                r.config_file,
+                "config-reason",
+                "verdict-affecting settings changed with no reason on record",
+                f"say why: git ledger config set KEY VALUE --reason TEXT, or commit "
+                f"{r.config_file} alone with --trailer 'Ledger-Reason: why'",
+                "",
+            )
         return
     why = (
         "in a commit that also changes other files"
