@@ -111,6 +111,7 @@ def test_the_fold_in_process_on_a_small_history(tmp_path: Path) -> None:
 
     repo = new_ledger(tmp_path)
     base = repo.head()
+    repo.ok("verify")  # cached: the light reader replays what follows on top of it
     for branch, value in (("a", 1.0), ("b", 2.0)):
         repo.git("switch", "-q", "-c", branch, base)
         entry: dict[str, Any] = {"metrics": {"score": value}, "version": "V1"}
@@ -124,12 +125,22 @@ def test_the_fold_in_process_on_a_small_history(tmp_path: Path) -> None:
     merge = repo.head()
 
     from ledger.core.context import open_context
-    from ledger.core.verify import verify
+    from ledger.core.verify import CACHE_FILE, verify
+    from ledger.hooks.history import open_light
 
-    ctx = open_context(repo.path)
-    report = verify(ctx.store, ctx.config, ctx.config_file)
+    git_dir = repo.path / ".git"
+    light = open_light(repo.path, git_dir, git_dir, merge)
+    assert light is not None
+    try:
+        report = verify(light[0], light[1], light[2], merge)  # verify's incremental path
+    finally:
+        light[0].close()
     fold = [(f.commit, f.rule, f.step) for f in report.findings if f.rule.startswith("fact-")]
     assert sorted(fold) == [(merge, "fact-lost", "V1"), (merge, "fact-replaced", "V1")]
+    (git_dir / "ledger" / CACHE_FILE).unlink()
+    ctx = open_context(repo.path)
+    full = verify(ctx.store, ctx.config, ctx.config_file)  # the whole replay, with pygit2
+    assert sorted(full.findings) == sorted(report.findings)
 
 
 def _forged_merge(repo: Repo, entries: str, forge: Callable[[Repo], None]) -> None:
@@ -168,3 +179,24 @@ def test_a_topic_recorded_again_and_merged_with_ours_is_found(batches: Repo) -> 
     found = batches.run("verify")
     assert found.code == 1 and "[fact-replaced]" in found.out, found.out
     assert "topic topics/batch-" in found.out
+
+
+def test_a_trace_event_appended_on_two_sides_is_found_in_process(tmp_path: Path) -> None:
+    """Two sides append event seq 1 to one trace, differently; the merge keeps one."""
+    from ledger.core.context import open_context
+    from ledger.core.verify import verify
+    from tests.helpers import fresh
+
+    repo = fresh(tmp_path)
+    repo.ok("init", "--preset", "batches")
+    base = repo.head()
+    for branch, name in (("a", "start"), ("b", "other")):
+        repo.git("switch", "-q", "-c", branch, base)
+        line = json.dumps({"event": name, "seq": 1}, sort_keys=True)
+        repo.write("training_log/trace/run.jsonl", line + "\n")
+        hand_commit(repo, f"trace {branch}", "training_log")
+    repo.git("merge", "-q", "-s", "ours", "--no-edit", "a")
+    ctx = open_context(repo.path)
+    report = verify(ctx.store, ctx.config, ctx.config_file)
+    fold = [(f.commit, f.rule, f.message.split(" was ")[0]) for f in report.findings]
+    assert (repo.head(), "fact-replaced", "trace event run 1") in fold, report.findings

@@ -110,8 +110,8 @@ def _judge(
     since = f"since {base[:10]}" if base else "in unrelated histories"
     fix = (
         f"redo the merge keeping every side's facts (git revert -m 1 {c.id[:10]}); a fact "
-        "is recorded once: measure again under a new key (a new seed, replicate or step), "
-        "or replace it on the line that holds it (record --replace)"
+        "is recorded once: measure again under a new key (a new seed, replicate, step or "
+        "batch), or replace it with its verb on the line that holds it"
     )
     changed = {values for t in trees if (values := t.get(key, (_NONE,))[0]) != was}
     if len(changed) > 1:
