@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ledger.core.context import Context
+    from ledger.core.facts import FactFn
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
     from ledger.core.model.configfrozen import FrozenSetting
@@ -174,6 +175,13 @@ class Preset(ABC):
         only ever added (never edited, deleted only by a whole ``git revert``).
         ``git ledger verify`` enforces them (invariant 5), and the views of
         :meth:`view_paths` change only in a transition."""
+
+    def fact_kinds(self) -> list[tuple[str, FactFn]]:
+        """The facts this loop's entries hold (:mod:`ledger.core.facts`): a glob inside
+        the ledger directory and the function that reads one blob's facts. ``verify``
+        folds them over every parent of every merge: a key recorded with two values, or
+        lost by a merge, is a finding whatever merge strategy made it."""
+        return []
 
     def delivered(self, table: dict[str, Any]) -> list[str] | None:
         """The ledger files (inside its directory) a delivery branch keeps, read from the

@@ -33,6 +33,10 @@ Rules (each finding names one):
    a crash.
 7. ``one-bet-per-version``: while a version is open, a code commit carries its
    ``Ledger-Step`` trailer or touches only free paths (``[hooks] free_paths``).
+8. ``fact-replaced``, ``fact-lost``: a fact (each preset's ``fact_kinds``: a result,
+   a verdict, a registration, a candidate's verdict, a topic...) is recorded once in
+   all reachable history: a merge is judged key by key against its merge base
+   (:mod:`.facts`), whatever strategy made it.
 
 Replay is incremental: the state after a verified tip is cached by commit id
 under ``.git/ledger/``, so a repeated call reads only the new commits.

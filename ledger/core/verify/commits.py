@@ -317,8 +317,12 @@ def content_checks(
 
 
 def merge_commit(r: Replay, c: CommitInfo, parents: list[dict[str, Any]]) -> dict[str, Any]:
-    """A merge adds nothing of its own: each entry equals one side's."""
+    """A merge adds nothing of its own: each entry equals one side's, and each fact reads
+    as the side that recorded it has it (:mod:`.facts`)."""
     from ledger.core.entrykind import classify
+    from ledger.core.verify.facts import merge_facts
+
+    merge_facts(r, c)
 
     snap = r.store.snapshot(c.id)
     merged = snap.files(r.dir)

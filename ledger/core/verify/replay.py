@@ -16,6 +16,7 @@ from ledger.core.verify.findings import REVERTS
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: the incremental path stays light
 if TYPE_CHECKING:
     from ledger.core.cache import EntryCache
+    from ledger.core.facts import FactFn
     from ledger.core.store import Store
 
 # A version's state in history: [registration commit, frozen hash, blob, flags].
@@ -76,6 +77,7 @@ class Replay:
         self.rules: tuple[list[tuple[str, set[str], bool]], set[str]] | None = None
         self.checks: dict[str, Any] | None = None  # the preset's history_checks
         self._hooks: dict[str, list[Any]] = {}
+        self.fact_kinds: list[tuple[str, FactFn]] | None = None  # the preset's fact_kinds
 
     def expect(self, changed: int | None) -> None:
         """How many ledger paths the commits to replay change (None: too many to count,

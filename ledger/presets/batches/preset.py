@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ledger.core.context import Context
+    from ledger.core.facts import FactFn
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
     from ledger.core.model.configfrozen import FrozenSetting
@@ -141,6 +142,11 @@ class BatchesPreset(Preset):
         from ledger.presets.batches import loop as batches
 
         return batches.frozen_settings(batches.load(ctx.config, snap))
+
+    def fact_kinds(self) -> list[tuple[str, FactFn]]:
+        from ledger.presets.batches.facts import FACTS
+
+        return list(FACTS)
 
     def history_rules(self) -> list[dict[str, str]]:
         return [

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ledger.core.context import Context
+    from ledger.core.facts import FactFn
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
     from ledger.core.model.configfrozen import FrozenSetting
@@ -189,6 +190,11 @@ class CampaignPreset(Preset):
         from ledger.presets.campaign.commands.delivery import delivery_problems
 
         return delivery_problems(store, source, tip)
+
+    def fact_kinds(self) -> list[tuple[str, FactFn]]:
+        from ledger.presets.campaign.facts import FACTS
+
+        return list(FACTS)
 
     def history_rules(self) -> list[dict[str, str]]:
         return [

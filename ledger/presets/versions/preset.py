@@ -14,6 +14,7 @@ from ledger.core.loops import Preset, StagedEntries
 
 if TYPE_CHECKING:
     from ledger.core.context import Context
+    from ledger.core.facts import FactFn
     from ledger.core.findings import Finding
     from ledger.core.model.config import LedgerConfig
     from ledger.core.state import LedgerState
@@ -103,6 +104,11 @@ class VersionsPreset(Preset):
             },
             {"paths": "REFLECTION_*.md", "changed_by": "reflect,hand", "rule": "the reflection"},
         ]
+
+    def fact_kinds(self) -> list[tuple[str, FactFn]]:
+        from ledger.presets.versions.facts import FACTS
+
+        return list(FACTS)
 
     def summary(self, ctx: Context, state: LedgerState) -> dict[str, Any]:
         """The loop's part of ``status --json``, its next step included: one reading of
