@@ -36,3 +36,58 @@ def test_a_committed_result_with_a_key_twice_is_a_finding(repo: Repo) -> None:
     done = repo.run("verify")
     assert done.code == 1, done.out
     assert bad[:10] in done.out and "duplicate key 'score'" in done.out, done.out
+
+
+def _many_results(repo: Repo, count: int, first: int = 0) -> list[str]:
+    """``count`` result paths staged at once, all one blob: git update-index, not a
+    file each, so the commit costs what one file does."""
+    blob = repo.git("hash-object", "-w", "--stdin", input='{"score": 1.0}\n').strip()
+    paths = [f"training_log/results/V1/recent/seed-{i}.json" for i in range(first, first + count)]
+    lines = "".join(f"100644 {blob}\t{p}\n" for p in paths)
+    repo.git("update-index", "--add", "--index-info", input=lines)
+    return paths
+
+
+def test_a_commit_over_the_entry_limit_is_a_finding_named_before_any_parse(repo: Repo) -> None:
+    from ledger.core.verify.bounds import MAX_WRITTEN_ENTRIES
+
+    assert register(repo, "V1").code == 0
+    _many_results(repo, MAX_WRITTEN_ENTRIES + 1)
+    repo.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "--no-verify", "-m", "bulk")
+    big = repo.head()
+    done = repo.run("verify")
+    assert done.code == 1, done.out
+    lines = [line for line in done.out.splitlines() if "[bounded-commit]" in line]
+    assert len(lines) == 1, done.out
+    assert big[:10] in lines[0] and f"{MAX_WRITTEN_ENTRIES + 1} ledger entries" in lines[0]
+    assert f"limit of {MAX_WRITTEN_ENTRIES}" in lines[0], lines[0]
+    # Nothing of it was parsed: no finding per result.
+    assert "[append-only-results]" not in done.out and "[unparseable-entry]" not in done.out
+
+
+def test_an_entry_over_the_byte_limit_is_a_finding_without_reading_it(repo: Repo) -> None:
+    from ledger.core.model.documents import MAX_ENTRY_BYTES
+
+    assert register(repo, "V1").code == 0
+    path = "training_log/results/V1/recent/seed-1.json"
+    repo.write(path, '{"pad": "' + "x" * MAX_ENTRY_BYTES + '"}\n')
+    big = hand_commit(repo, "V1: a huge result", path)
+    done = repo.run("verify")
+    assert done.code == 1, done.out
+    assert f"{big[:10]} writes {path} of" in done.out and "[bounded-commit]" in done.out
+    assert f"limit of {MAX_ENTRY_BYTES} bytes" in done.out, done.out
+
+
+def test_the_server_refuses_a_push_over_the_entry_limit_by_its_bounds(tmp_path: Path) -> None:
+    from ledger.core.verify.bounds import MAX_WRITTEN_ENTRIES
+    from tests.test_server import published_loop, push
+
+    repo = published_loop(tmp_path)
+    _many_results(repo, MAX_WRITTEN_ENTRIES + 1, first=100)
+    repo.git("-c", "core.hooksPath=/dev/null", "commit", "-q", "--no-verify", "-m", "bulk")
+    big = repo.head()
+    done = push(repo, "HEAD:refs/heads/main")
+    assert done.returncode != 0, done.stderr
+    refused = [line for line in done.stderr.splitlines() if "bounded-commit" in line]
+    assert len(refused) == 1, done.stderr
+    assert big[:10] in refused[0] and f"limit of {MAX_WRITTEN_ENTRIES}" in refused[0]

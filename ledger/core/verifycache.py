@@ -30,7 +30,8 @@ REPORT_FILE = "verify-report.json"
 # against what its verb could have written (second conclusions, renames, merges). 7: the
 # ledger's place (config file, dir, id_prefix, preset) never changes. 8: no result is
 # withdrawn or replaced after its conclusion. 9: a delivery ends the ledger on its own branch.
-RULES_VERSION = 9
+# 10: a commit is judged within bounds; entry paths are unique in letter case (#47).
+RULES_VERSION = 10
 
 # The report :func:`load` last accepted (or :func:`save` last made), per state dir:
 # :func:`load_notes` gives its notes, so findings and notes come from one report.

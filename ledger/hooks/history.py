@@ -76,6 +76,25 @@ class GitHistory:
             return None
         return data
 
+    def blob_sizes(self, blob_ids: list[str]) -> dict[str, int]:
+        """Each blob's size from its object header (verify's bounds), in one
+        ``git cat-file --batch-check`` for them all."""
+        if not blob_ids:
+            return {}
+        ids = [b for b in blob_ids if b and not any(c in b for c in "\n\r\0")]
+        proc = gitcli.run(
+            ["cat-file", "--batch-check"], self.top, check=False, input="\n".join(ids) + "\n"
+        )
+        sizes = {}
+        for line in proc.stdout.splitlines():
+            parts = line.split()  # "<id> <type> <size>", or "<name> missing"
+            if len(parts) == 3 and parts[2].isdigit():
+                sizes[parts[0]] = int(parts[2])
+        missing = [b for b in blob_ids if b not in sizes]
+        if missing:
+            raise BadInput(f"no blob {missing[0]}: history is incomplete", "git fetch --unshallow")
+        return sizes
+
     def _run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         return gitcli.run_bytes(list(args), self.top)
 
