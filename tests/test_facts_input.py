@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers import Repo, fingerprint, register
-from tests.test_tamper import hand_commit
+import pytest
+
+from tests.helpers import Repo, fingerprint, measure, register
+from tests.test_tamper import hand_commit, hooked_commit
 
 
 def test_a_result_with_a_key_twice_is_bad_input_and_nothing_is_written(
@@ -91,3 +93,39 @@ def test_the_server_refuses_a_push_over_the_entry_limit_by_its_bounds(tmp_path: 
     refused = [line for line in done.stderr.splitlines() if "bounded-commit" in line]
     assert len(refused) == 1, done.stderr
     assert big[:10] in refused[0] and f"limit of {MAX_WRITTEN_ENTRIES}" in refused[0]
+
+
+@pytest.mark.parametrize(
+    ("twin", "of"),
+    [
+        ("training_log/v1.md", "training_log/V1.md"),
+        ("training_log/results/v1/recent/seed-1.json", "training_log/results/V1"),
+        (
+            "training_log/results/V1/recent/Seed-1.json",
+            "training_log/results/V1/recent/seed-1.json",
+        ),
+    ],
+    ids=["registration", "results-dir", "result"],
+)
+def test_a_case_twin_is_refused_by_the_hook_and_found_by_verify(
+    repo: Repo, twin: str, of: str
+) -> None:
+    repo.ok("hooks", "install")
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1,))
+    original = f"{of}/recent/seed-1.json" if of.endswith("V1") else of
+    repo.write(twin, (repo.path / original).read_bytes())
+    done = hooked_commit(repo, "docs: a twin", twin)
+    assert done.returncode != 0
+    assert f"[case-twin] {twin} differs from {of} only in letter case" in done.stderr, done.stderr
+    added = hand_commit(repo, "docs: a twin", twin)
+    found = repo.run("verify")
+    assert found.code == 1, found.out
+    lines = [line for line in found.out.splitlines() if "[case-twin]" in line]
+    assert len(lines) == 1 and lines[0].startswith(f"{added[:10]} {twin}: "), found.out
+    assert f"differs from {of} only in letter case" in lines[0], lines[0]
+    # The replay from the root (no cached state: pygit2) finds what the light one did.
+    for cache in (repo.path / ".git" / "ledger").glob("verify-*.json"):
+        cache.unlink()
+    again = repo.run("verify")
+    assert [line for line in again.out.splitlines() if "[case-twin]" in line] == lines

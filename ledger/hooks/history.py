@@ -13,6 +13,7 @@ the full replay with the validated configuration.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -201,6 +202,32 @@ class _Snapshot:
     def is_tree(self, path: str) -> bool:
         proc = self.history._run("cat-file", "-t", f"{self.rev}:{path}")
         return proc.returncode == 0 and proc.stdout.strip() == b"tree"
+
+    def case_twin(self, path: str, checked: Container[str] = ()) -> str | None:
+        """:meth:`ledger.core.store.Snapshot.case_twin`, one ``git ls-tree`` per directory
+        compared (the light path replays a few commits)."""
+        parts = path.split("/")
+        for i, part in enumerate(parts):
+            here = "/".join(parts[: i + 1])
+            if here in checked and i < len(parts) - 1:
+                continue
+            prefix = "".join(p + "/" for p in parts[:i])
+            for name, _kind in self._listing(prefix):
+                if name != part and name.casefold() == part.casefold():
+                    return prefix + name
+        return None
+
+    def _listing(self, prefix: str) -> list[tuple[str, bytes]]:
+        """(name, type) of each entry of the directory ``prefix`` (ending in '/'; '': the root)."""
+        out = self.history._git("ls-tree", "-z", self.rev, *(["--", prefix] if prefix else []))
+        found = []
+        for item in out.split(b"\0"):
+            meta, _, name = item.partition(b"\t")
+            if name:
+                found.append(
+                    (name.decode("utf-8", "surrogateescape").rsplit("/", 1)[-1], meta.split()[1])
+                )
+        return found
 
     def files(self, prefix: str) -> dict[str, str]:
         out = self.history._git("ls-tree", "-r", "-z", self.rev, "--", prefix)

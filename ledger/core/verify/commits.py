@@ -14,6 +14,7 @@ from ledger.core.commitinfo import TRAILER_STEP, TRAILER_TRANSITION, CommitInfo
 from ledger.core.commitrules import glob_match, is_free
 from ledger.core.repobase import CONFIG_FILES
 from ledger.core.verify.bounds import bounded
+from ledger.core.verify.casetwins import commit_twins
 from ledger.core.verify.delivery import delivery_end, ended
 from ledger.core.verify.findings import withdrawn_reason
 from ledger.core.verify.registrations import version_change
@@ -31,6 +32,7 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
     if state.get("end") or (kind == "deliver" and delivery_end(r, c, changes, state)):
         ended(r, c, changes, state)
         return
+    commit_twins(r, c, changes)
     base = r.dir + "/"
     opened = list(state.get("o", []))  # open before this commit
     # [hooks] as in force before this commit (not HEAD's): its own changes never exempt it.
