@@ -33,6 +33,11 @@ Rules (each finding names one):
    a crash.
 7. ``one-bet-per-version``: while a version is open, a code commit carries its
    ``Ledger-Step`` trailer or touches only free paths (``[hooks] free_paths``).
+8. ``case-twin``: no entry path, nor a directory of one, differs from another
+   only in letter case (:mod:`.casetwins`).
+9. ``bounded-commit``: a commit writes at most 1,000 ledger paths of at most
+   1 MiB each, checked first, from the tree diff and object headers; a commit
+   over either is not judged further (:mod:`.bounds`).
 
 Replay is incremental: the state after a verified tip is cached by commit id
 under ``.git/ledger/``, so a repeated call reads only the new commits.
