@@ -107,7 +107,7 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
         )
     index = ctx.store.index_snapshot()
     head = ctx.store.snapshot()
-    found += staged_twins(index, head, ledger_paths)
+    found += staged_twins(index, head, base, ledger_paths)
     after = ctx.state(index)
     for path, error in after.problems:
         if path in ledger_paths:

@@ -204,30 +204,27 @@ class _Snapshot:
         return proc.returncode == 0 and proc.stdout.strip() == b"tree"
 
     def case_twin(self, path: str, checked: Container[str] = ()) -> str | None:
-        """:meth:`ledger.core.store.Snapshot.case_twin`, one ``git ls-tree`` per directory
-        compared (the light path replays a few commits)."""
+        """:meth:`ledger.core.store.Snapshot.case_twin`, from one ``git ls-tree`` of the
+        directories to compare (the light path replays a few commits)."""
         parts = path.split("/")
-        for i, part in enumerate(parts):
-            here = "/".join(parts[: i + 1])
-            if here in checked and i < len(parts) - 1:
-                continue
-            prefix = "".join(p + "/" for p in parts[:i])
-            for name, _kind in self._listing(prefix):
-                if name != part and name.casefold() == part.casefold():
-                    return prefix + name
+        levels = [i for i in range(len(parts)) if "/".join(parts[: i + 1]) not in checked]
+        dirs = sorted({"".join(p + "/" for p in parts[:i]) for i in levels})
+        if not dirs:
+            return None
+        # Each DIR/ pathspec lists that directory's own entries (the root: no pathspec).
+        specs = [d for d in dirs if d]
+        args = ["ls-tree", "-z", "--name-only", self.rev]
+        listed = self.history._git(*args, *(["--", *specs] if specs else []))
+        names = [n.decode("utf-8", "surrogateescape") for n in listed.split(b"\0") if n]
+        if "" in dirs and specs:
+            root = self.history._git("ls-tree", "-z", "--name-only", self.rev)
+            names += [n.decode("utf-8", "surrogateescape") for n in root.split(b"\0") if n]
+        wanted = {"/".join(parts[: i + 1]).casefold(): "/".join(parts[: i + 1]) for i in levels}
+        for name in names:
+            mine = wanted.get(name.casefold())
+            if mine is not None and name != mine:
+                return name
         return None
-
-    def _listing(self, prefix: str) -> list[tuple[str, bytes]]:
-        """(name, type) of each entry of the directory ``prefix`` (ending in '/'; '': the root)."""
-        out = self.history._git("ls-tree", "-z", self.rev, *(["--", prefix] if prefix else []))
-        found = []
-        for item in out.split(b"\0"):
-            meta, _, name = item.partition(b"\t")
-            if name:
-                found.append(
-                    (name.decode("utf-8", "surrogateescape").rsplit("/", 1)[-1], meta.split()[1])
-                )
-        return found
 
     def files(self, prefix: str) -> dict[str, str]:
         out = self.history._git("ls-tree", "-r", "-z", self.rev, "--", prefix)

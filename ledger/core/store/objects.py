@@ -147,15 +147,15 @@ class Snapshot:
         only in letter case: ``results/v2`` beside ``results/V2`` are one directory on
         macOS's and Windows' file systems, ``V2.md`` and ``v2.md`` one file.
 
-        ``checked``: directories already compared with their siblings (a replay compares
-        a directory once, when it first appears). Each level is a few lookups
-        (:func:`case_twins`), never a listing of the tree."""
+        ``checked``: directories not to compare with their siblings (the ledger dir;
+        those a commit's parent had, compared in the commit that made them). Each level
+        is a few lookups (:func:`case_twins`), never a listing of the tree."""
         tree, parts = self.tree, path.split("/")
         for i, part in enumerate(parts):
             if tree is None:
                 return None
             here = "/".join(parts[: i + 1])
-            if here not in checked or i == len(parts) - 1:
+            if here not in checked:
                 twins = case_twins(tree, part)
                 if twins:
                     return "/".join([*parts[:i], twins[0]])

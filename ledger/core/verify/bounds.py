@@ -48,7 +48,9 @@ def over_bounds(store: Any, directory: str, commit: str, changes: Changes) -> li
             f"commit {commit[:10]} writes {len(written)} ledger entries, over the limit of "
             f"{MAX_WRITTEN_ENTRIES} a commit may write: it is not judged"
         ]
-    sizes: dict[str, int] = store.blob_sizes(sorted({blob for _path, blob in written}))
+    if not written:
+        return []
+    sizes: dict[str, int] = store.blob_sizes([blob for _path, blob in written])
     out = []
     for path, blob in written:
         size = sizes[blob]
