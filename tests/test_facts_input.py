@@ -129,3 +129,19 @@ def test_a_case_twin_is_refused_by_the_hook_and_found_by_verify(
         cache.unlink()
     again = repo.run("verify")
     assert [line for line in again.out.splitlines() if "[case-twin]" in line] == lines
+
+
+def test_a_twin_directory_is_one_finding_not_one_per_later_entry(repo: Repo) -> None:
+    assert register(repo, "V1").code == 0
+    measure(repo, "V1", "recent", 10.0, seeds=(1,))
+    twin = "training_log/results/v1/recent/seed-1.json"
+    repo.write(twin, (repo.path / "training_log/results/V1/recent/seed-1.json").read_bytes())
+    added = hand_commit(repo, "docs: a twin directory", twin)
+    measure(repo, "V1", "recent", 10.0, seeds=(2, 3))
+    for replay in ("from its cache", "from the root"):
+        if replay == "from the root":
+            for cache in (repo.path / ".git" / "ledger").glob("verify-*.json"):
+                cache.unlink()
+        found = repo.run("verify")
+        lines = [line for line in found.out.splitlines() if "[case-twin]" in line]
+        assert [line[:10] for line in lines] == [added[:10]], (replay, found.out)
