@@ -30,8 +30,10 @@ REPORT_FILE = "verify-report.json"
 # against what its verb could have written (second conclusions, renames, merges). 7: the
 # ledger's place (config file, dir, id_prefix, preset) never changes. 8: no result is
 # withdrawn or replaced after its conclusion. 9: a delivery ends the ledger on its own branch.
-# 10: a merge is judged by the facts of every side (fact-replaced, fact-lost).
-RULES_VERSION = 10
+# 10: a merge is judged by the facts of every side (fact-replaced, fact-lost); a commit
+# is judged within bounds; entry paths are unique in letter case (#47). 11: a setting
+# that judges changes with its reason on record (config-reason).
+RULES_VERSION = 11
 
 # The report :func:`load` last accepted (or :func:`save` last made), per state dir:
 # :func:`load_notes` gives its notes, so findings and notes come from one report.

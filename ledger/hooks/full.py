@@ -20,6 +20,7 @@ from ledger.core.model.documents import decode_text
 from ledger.core.repobase import ZERO
 from ledger.core.store import Store
 from ledger.core.verify import verify
+from ledger.core.verify.casetwins import staged_twins
 from ledger.core.views import DRIFT_FIX, drift, readme_path
 from ledger.hooks import fastcode
 
@@ -106,6 +107,7 @@ def pre_commit(ctx: Context, staged: list[str]) -> list[Finding]:
         )
     index = ctx.store.index_snapshot()
     head = ctx.store.snapshot()
+    found += staged_twins(index, head, base, ledger_paths)
     after = ctx.state(index)
     for path, error in after.problems:
         if path in ledger_paths:

@@ -13,6 +13,7 @@ the full replay with the validated configuration.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,25 @@ class GitHistory:
         if not nul or kind != b"blob" or not size.isdigit() or int(size) != len(data):
             return None
         return data
+
+    def blob_sizes(self, blob_ids: list[str]) -> dict[str, int]:
+        """Each blob's size from its object header (verify's bounds), in one
+        ``git cat-file --batch-check`` for them all."""
+        if not blob_ids:
+            return {}
+        ids = [b for b in blob_ids if b and not any(c in b for c in "\n\r\0")]
+        proc = gitcli.run(
+            ["cat-file", "--batch-check"], self.top, check=False, input="\n".join(ids) + "\n"
+        )
+        sizes = {}
+        for line in proc.stdout.splitlines():
+            parts = line.split()  # "<id> <type> <size>", or "<name> missing"
+            if len(parts) == 3 and parts[2].isdigit():
+                sizes[parts[0]] = int(parts[2])
+        missing = [b for b in blob_ids if b not in sizes]
+        if missing:
+            raise BadInput(f"no blob {missing[0]}: history is incomplete", "git fetch --unshallow")
+        return sizes
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[bytes]:
         return gitcli.run_bytes(list(args), self.top)
@@ -182,6 +202,29 @@ class _Snapshot:
     def is_tree(self, path: str) -> bool:
         proc = self.history._run("cat-file", "-t", f"{self.rev}:{path}")
         return proc.returncode == 0 and proc.stdout.strip() == b"tree"
+
+    def case_twin(self, path: str, checked: Container[str] = ()) -> str | None:
+        """:meth:`ledger.core.store.Snapshot.case_twin`, from one ``git ls-tree`` of the
+        directories to compare (the light path replays a few commits)."""
+        parts = path.split("/")
+        levels = [i for i in range(len(parts)) if "/".join(parts[: i + 1]) not in checked]
+        dirs = sorted({"".join(p + "/" for p in parts[:i]) for i in levels})
+        if not dirs:
+            return None
+        # Each DIR/ pathspec lists that directory's own entries (the root: no pathspec).
+        specs = [d for d in dirs if d]
+        args = ["ls-tree", "-z", "--name-only", self.rev]
+        listed = self.history._git(*args, *(["--", *specs] if specs else []))
+        names = [n.decode("utf-8", "surrogateescape") for n in listed.split(b"\0") if n]
+        if "" in dirs and specs:
+            root = self.history._git("ls-tree", "-z", "--name-only", self.rev)
+            names += [n.decode("utf-8", "surrogateescape") for n in root.split(b"\0") if n]
+        wanted = {"/".join(parts[: i + 1]).casefold(): "/".join(parts[: i + 1]) for i in levels}
+        for name in names:
+            mine = wanted.get(name.casefold())
+            if mine is not None and name != mine:
+                return name
+        return None
 
     def files(self, prefix: str) -> dict[str, str]:
         out = self.history._git("ls-tree", "-r", "-z", self.rev, "--", prefix)

@@ -21,6 +21,7 @@ from ledger.core.model.config import LedgerConfig
 from ledger.core.repobase import ZERO
 from ledger.core.store import TRAILER_TRANSITION, Store
 from ledger.core.verify import WITNESS, verify
+from ledger.core.verify.bounds import pushed_bounds
 from ledger.hooks.servertips import SERVER_REFS, memory_findings, namespace_findings
 
 
@@ -128,6 +129,10 @@ def receive(store: Store, updates: list[tuple[str, str, str]]) -> list[Finding]:
                     )
                 )
         since = [old] if old != ZERO and store.has_commit(old) else heads
+        # Bounds first: a commit too large to judge is refused before anything is parsed.
+        if bounded := pushed_bounds(store, config.dir, new, since):
+            found += bounded
+            continue
         report = verify(store, config, config_file, new, since)
         found += [
             Finding(f.rule, f"{f.commit[:10]} {f.path}: {f.message}", f.fix)

@@ -202,6 +202,21 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of the text: a key given twice is bad input, not the last value silently
+    (a result saying ``{"loss": 0.1, "loss": 0.9}`` reads as one number to one tool and
+    as the other to the next)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _v in pairs:
+            if key in seen:
+                shown = key if len(key) <= 40 else key[:40] + "..."
+                raise ValueError(f"duplicate key {shown!r} (keep one value per key)")
+            seen.add(key)
+    return value
+
+
 def dump_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
@@ -211,7 +226,7 @@ def load_json(data: bytes, where: str, max_bytes: int = MAX_ENTRY_BYTES) -> Any:
     if not text.strip():
         raise BadInput(f"{where}: empty file", "expected a JSON object")
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     except (ValueError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else "nested too deeply"
         raise BadInput(f"{where}: invalid JSON: {reason}") from None

@@ -14,7 +14,7 @@ import pygit2
 from ledger.core.commitinfo import CommitInfo
 from ledger.core.errors import BadInput
 from ledger.core.repobase import ZERO
-from ledger.core.store.objects import get_object, info_of
+from ledger.core.store.objects import get_object, info_of, missing_object
 from ledger.core.store.repository import Repository
 
 
@@ -140,6 +140,16 @@ class Commits(Repository):
                 )
             )
         return out
+
+    def blob_sizes(self, blob_ids: list[str]) -> dict[str, int]:
+        """Each blob's size from its object header, without reading it (verify's bounds)."""
+        sizes = {}
+        for blob in blob_ids:
+            try:
+                sizes[blob] = int(self.repo.odb.read_header(pygit2.Oid(hex=blob))[1])
+            except (KeyError, ValueError, pygit2.GitError):
+                raise missing_object(blob) from None
+        return sizes
 
     def refs(self, prefix: str) -> dict[str, str]:
         """Direct references below ``prefix``: name -> target commit id."""

@@ -7,6 +7,8 @@ memory), never from the work tree.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -40,6 +42,29 @@ def get_object(repo: pygit2.Repository, oid: str | pygit2.Oid, kind: type[_O]) -
 class MissingObject(BadInput):
     """An object history names is not in this repository (exit 2): never cached as a
     property of the entry, which is whole once the object is fetched."""
+
+
+def case_twins(tree: pygit2.Tree, part: str) -> list[str]:
+    """Names in ``tree`` that differ from ``part`` only in letter case.
+
+    An ASCII name with few letters (``V10001.md``: 8 spellings) is looked up
+    spelling by spelling, binary searches in the tree; otherwise, or in a small
+    tree, the entries are scanned (a 10,000-entry directory costs ~4 ms).
+    """
+    letters = [i for i, c in enumerate(part) if c.isascii() and c.isalpha()]
+    if part.isascii() and (4 << len(letters)) <= len(tree):
+        found = []
+        for flips in itertools.product((False, True), repeat=len(letters)):
+            chars = list(part)
+            for i, flip in zip(letters, flips, strict=True):
+                if flip:
+                    chars[i] = chars[i].swapcase()
+            name = "".join(chars)
+            if name != part and name in tree:
+                found.append(name)
+        return found
+    folded = part.casefold()
+    return [str(e.name) for e in tree if e.name != part and str(e.name).casefold() == folded]
 
 
 def missing_object(oid: object) -> BadInput:
@@ -116,6 +141,29 @@ class Snapshot:
 
     def is_tree(self, path: str) -> bool:
         return isinstance(self._object(path), pygit2.Tree)
+
+    def case_twin(self, path: str, checked: Container[str] = ()) -> str | None:
+        """A path of this tree beside which ``path`` (or one of its directories) differs
+        only in letter case: ``results/v2`` beside ``results/V2`` are one directory on
+        macOS's and Windows' file systems, ``V2.md`` and ``v2.md`` one file.
+
+        ``checked``: directories not to compare with their siblings (the ledger dir;
+        those a commit's parent had, compared in the commit that made them). Each level
+        is a few lookups (:func:`case_twins`), never a listing of the tree."""
+        tree, parts = self.tree, path.split("/")
+        for i, part in enumerate(parts):
+            if tree is None:
+                return None
+            here = "/".join(parts[: i + 1])
+            if here not in checked:
+                twins = case_twins(tree, part)
+                if twins:
+                    return "/".join([*parts[:i], twins[0]])
+            entry = tree[part] if part in tree else None  # noqa: SIM401 (pygit2.Tree has no get)
+            if entry is None or entry.type_str != "tree":
+                return None
+            tree = get_object(self.repo, entry.id, pygit2.Tree)
+        return None
 
     def files(
         self, prefix: str, known: dict[pygit2.Oid, list[tuple[str, str | pygit2.Oid]]] | None = None

@@ -8,7 +8,6 @@ never differs from a name already in the tree only in letter case.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -16,6 +15,7 @@ import pygit2
 
 from ledger.core.commitinfo import TRAILER_STEP, TRAILER_TRANSITION
 from ledger.core.errors import BadInput
+from ledger.core.store.objects import case_twins
 
 
 @dataclass(frozen=True)
@@ -118,32 +118,9 @@ def check_case(
     for name in made:
         if name in base:
             continue
-        for twin in _case_twins(base, name):
+        for twin in case_twins(base, name):
             if here.get(twin, b"") is not None:  # unless this transition deletes it
                 _case_clash(prefix + name, prefix + twin)
-
-
-def _case_twins(tree: pygit2.Tree, part: str) -> list[str]:
-    """Names in ``tree`` that differ from ``part`` only in letter case.
-
-    An ASCII name with few letters (``V10001.md``: 8 spellings) is looked up
-    spelling by spelling, binary searches in the tree; otherwise, or in a small
-    tree, the entries are scanned (a 10,000-entry directory costs ~4 ms).
-    """
-    letters = [i for i, c in enumerate(part) if c.isascii() and c.isalpha()]
-    if part.isascii() and (4 << len(letters)) <= len(tree):
-        found = []
-        for flips in itertools.product((False, True), repeat=len(letters)):
-            chars = list(part)
-            for i, flip in zip(letters, flips, strict=True):
-                if flip:
-                    chars[i] = chars[i].swapcase()
-            name = "".join(chars)
-            if name != part and name in tree:
-                found.append(name)
-        return found
-    folded = part.casefold()
-    return [str(e.name) for e in tree if e.name != part and str(e.name).casefold() == folded]
 
 
 def _case_clash(path: str, other: str) -> None:

@@ -37,6 +37,13 @@ Rules (each finding names one):
    a verdict, a registration, a candidate's verdict, a topic...) is recorded once in
    all reachable history: a merge is judged key by key against its merge base
    (:mod:`.facts`), whatever strategy made it.
+9. ``case-twin``: no entry path, nor a directory of one, differs from another
+   only in letter case (:mod:`.casetwins`).
+10. ``bounded-commit``: a commit writes at most 1,000 ledger paths of at most
+    1 MiB each, checked first, from the tree diff and object headers; a commit
+    over either is not judged further (:mod:`.bounds`).
+11. ``config-reason``: a setting that judges (the frozen tables) changes in a commit
+    of the configuration alone with its ``Ledger-Reason:`` on record.
 
 Replay is incremental: the state after a verified tip is cached by commit id
 under ``.git/ledger/``, so a repeated call reads only the new commits.

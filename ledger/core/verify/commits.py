@@ -13,6 +13,8 @@ from typing import Any
 from ledger.core.commitinfo import TRAILER_REASON, TRAILER_STEP, TRAILER_TRANSITION, CommitInfo
 from ledger.core.commitrules import glob_match, is_free
 from ledger.core.repobase import CONFIG_FILES
+from ledger.core.verify.bounds import bounded
+from ledger.core.verify.casetwins import commit_twins
 from ledger.core.verify.delivery import delivery_end, ended
 from ledger.core.verify.findings import withdrawn_reason
 from ledger.core.verify.registrations import version_change
@@ -25,9 +27,12 @@ def step_commit(r: Replay, c: CommitInfo, state: dict[str, Any]) -> None:
     kind = kind_of(c)  # a re-measurement is a kind of its own
     step = c.trailer(TRAILER_STEP) or ""
     changes = r.diff(c)
+    if bounded(r, c, changes):
+        return
     if state.get("end") or (kind == "deliver" and delivery_end(r, c, changes, state)):
         ended(r, c, changes, state)
         return
+    commit_twins(r, c, changes)
     base = r.dir + "/"
     opened = list(state.get("o", []))  # open before this commit
     # [hooks] as in force before this commit (not HEAD's): its own changes never exempt it.
