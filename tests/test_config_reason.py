@@ -63,3 +63,36 @@ def test_a_setting_that_does_not_judge_needs_no_reason(published: Repo) -> None:
     git(published.path, "add", "ledger.toml")
     assert _commit(published).returncode == 0
     assert published.run("verify").code == 0
+
+
+def test_a_ledger_keeps_the_rules_it_was_written_under_until_it_raises_them(
+    published: Repo,  # noqa: F811
+) -> None:
+    """A ledger made before the rule (no [ledger] rules) is judged by the rules of its
+    time; raising them is itself a change with a reason; they never go down."""
+    toml = published.path / "ledger.toml"
+    toml.write_text(toml.read_text().replace("rules = 2 ", "# rules = 2 "))
+    git(published.path, "add", "ledger.toml")
+    assert _commit(published, "--no-verify").returncode == 0
+    lowered = published.head()
+    refused(published, "config-frozen", lowered)
+    assert "rules went down from 2 to 1" in published.run("verify").out
+    published.git("reset", "-q", "--hard", "HEAD~1")
+    # A legacy ledger: its ledger.toml never named rules, so a silent change stands.
+    legacy = published.path.parent / "legacy"
+    legacy.mkdir()
+    old = Repo(legacy)
+    git(legacy, "init", "-q")
+    (legacy / "ledger.toml").write_text(toml.read_text().replace("rules = 2 ", "# rules "))
+    old.ok("init")
+    old.ok("hooks", "install")
+    _lower(old)
+    assert _commit(old).returncode == 0
+    assert old.run("verify").code == 0
+    text = (legacy / "ledger.toml").read_text().replace("# rules ", "rules = 2 ")
+    (legacy / "ledger.toml").write_text(text)
+    git(legacy, "add", "ledger.toml")
+    done = _commit(old)
+    assert done.returncode == 1 and "[config-reason]" in done.stderr, done.stderr
+    assert _commit(old, "--trailer", "Ledger-Reason: keep the reasons").returncode == 0
+    assert old.run("verify").code == 0

@@ -61,7 +61,8 @@ def test_next_restores_a_threshold_lowered_by_hand_with_a_command_that_passes(
 ) -> None:
     toml = batch.path / "ledger.toml"
     toml.write_text(toml.read_text().replace("hard_line = 7", "hard_line = 5"))
-    batch.commit_all("chore: lower the hard line", "--no-verify")
+    # With its reason (tests/test_config_reason.py): the frozen threshold is the rule here.
+    batch.commit_all("chore: lower the hard line", "--no-verify", "--trailer", "Ledger-Reason: r")
     refused = gl(
         batch,
         "gate",

@@ -47,7 +47,8 @@ def test_next_restores_a_tolerance_widened_by_hand_with_a_command_that_passes(
     text = toml.read_text()
     assert "correctness_tolerance = 1e-3" in text
     toml.write_text(text.replace("correctness_tolerance = 1e-3", "correctness_tolerance = 1e-1"))
-    camp.commit_all("chore: widen the tolerance", "--no-verify")
+    # With its reason (tests/test_config_reason.py): the frozen tolerance is the rule here.
+    camp.commit_all("chore: widen the tolerance", "--no-verify", "--trailer", "Ledger-Reason: r")
     nxt = next_json(camp)
     assert nxt["action"] == "restore-tolerance"
     command = nxt["command"]

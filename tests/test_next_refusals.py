@@ -327,7 +327,7 @@ def test_a_metric_fixed_after_registration_is_not_judged_by_todays_config(
     toml = repo.path / "ledger.toml"
     text = toml.read_text().replace('metric = "score"', 'metric = "points"', 1)
     toml.write_text(text.replace('score = "$.score"', 'points = "$.score"', 1))
-    repo.commit_all("chore(config): the metric is called points")
+    repo.commit_all("chore(config): the metric is called points", "--trailer", "Ledger-Reason: r")
     repo.ok("run", "V1", "--gate", "recent", "--seeds", "1,2")
     stored = json.loads((repo.path / "training_log/results/V1/recent/seed-1.json").read_text())
     assert set(stored["metrics"]) == {"score"}, stored

@@ -111,7 +111,9 @@ def test_ledger_toml_only_commit_after_hooks_install_is_a_config_transition(repo
     repo.ok("hooks", "install")
     text = (repo.path / "ledger.toml").read_text().replace("noise_floor = 1.0", "noise_floor = 2.0")
     repo.write("ledger.toml", text)
-    done = hooked_commit(repo, "chore(config): the real noise floor", "ledger.toml")
+    done = hooked_commit(
+        repo, "chore(config): the real noise floor\n\nLedger-Reason: measured it", "ledger.toml"
+    )
     assert done.returncode == 0, done.stderr
     assert repo.trailers()["Ledger-Transition"] == "config"
     assert [n for n in notes(repo) if n["kind"] == "config"]

@@ -262,10 +262,27 @@ def normal_dir(value: str) -> str:
     return "/".join(part for part in value.split("/") if part not in ("", ".")) or "."
 
 
+# The history rules a ledger has opted into (``[ledger] rules``). A rule added after a
+# ledger was made judges it from the commit that raises this number (a configuration
+# transition with its reason): history written before is judged by the rules it was
+# written under, and the number never goes down. 1: the rules before it existed.
+# 2: a setting that judges changes with its reason on record (config-reason).
+RULES_EPOCH = 2
+
+
+def rules_epoch(table: dict[str, Any]) -> int:
+    """The ``[ledger] rules`` a configuration opted into (1 when it names none)."""
+    section = table.get("ledger", {})
+    value = section.get("rules", 1) if isinstance(section, dict) else 1
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
 def frozen_tables(table: dict[str, Any]) -> dict[str, Any]:
     """The verdict-affecting settings of a ledger table, a gate each on its own key
-    (``gates.<name>``), so that adding a gate is told apart from changing one."""
+    (``gates.<name>``), so that adding a gate is told apart from changing one; the
+    rules the ledger opted into judge too (``ledger.rules``)."""
     out = {k: table.get(k) for k in FROZEN_TABLES if k != "gates"}
+    out["ledger.rules"] = rules_epoch(table)
     gates = table.get("gates")
     for name, gate in gates.items() if isinstance(gates, dict) else ():
         out[f"gates.{name}"] = gate

@@ -31,6 +31,20 @@ def frozen_config_changed(config_file: str) -> bool:
     return bool(before) and any(after.get(k) != v for k, v in before.items())
 
 
+def epochs(config_file: str) -> int:
+    """The higher of HEAD's and the staged configuration's ``[ledger] rules``."""
+    import tomllib
+
+    def epoch(rev: str) -> int:
+        try:
+            data = tomllib.loads(git("show", f"{rev}{config_file}", check=False))
+        except tomllib.TOMLDecodeError:
+            return 1
+        return repobase.rules_epoch(repobase.ledger_table(data, config_file) or {})
+
+    return max(epoch("HEAD:"), epoch(":"))
+
+
 def has_reason(message_file: str) -> bool:
     """Whether the message's last paragraph (comments aside) has a non-empty reason."""
     with open(message_file, encoding="utf-8", errors="replace") as handle:
@@ -54,7 +68,7 @@ def config_refusal(config_file: str, staged: list[str], message_file: str) -> st
             f"with other files (fix: commit {config_file} on its own, or git ledger config "
             "set KEY VALUE --reason TEXT)"
         )
-    if not has_reason(message_file):
+    if epochs(config_file) >= 2 and not has_reason(message_file):
         return (
             f"[config-reason] {config_file}'s verdict-affecting settings change with no "
             f"reason on record (fix: git commit --trailer '{REASON}: why', or git ledger "

@@ -127,6 +127,8 @@ class LedgerTable(_Table):
     dir: Annotated[str, PersonOnly("names the directory the ledger writes")] = repobase.DEFAULT_DIR
     preset: Literal["versions", "campaign", "batches"] = repobase.DEFAULT_PRESET
     id_prefix: str = repobase.DEFAULT_ID_PREFIX
+    # The history rules this ledger opted into (ledger.core.repobase.RULES_EPOCH).
+    rules: int = Field(default=1, ge=1, le=repobase.RULES_EPOCH)
 
     @field_validator("dir")
     @classmethod

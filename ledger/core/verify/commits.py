@@ -175,7 +175,18 @@ def config_change(
         # changes with a reason on record, as config set writes it: a noise floor lowered
         # in silence would pass the next in-noise version.
         r.note(c, "config", "config", r.config_file, c.subject)
-        if not (c.trailer(TRAILER_REASON) or "").strip():
+        was, now = r.rules_epoch(old), r.rules_epoch(new)
+        if now < was:
+            r.finding(
+                c,
+                r.config_file,
+                "config-frozen",
+                f"[ledger] rules went down from {was} to {now}: the history rules a ledger "
+                "keeps never loosen",
+                f"restore rules = {was} (git revert {c.id[:10]})",
+                "",
+            )
+        if max(was, now) >= 2 and not (c.trailer(TRAILER_REASON) or "").strip():
             r.finding(
                 c,
                 r.config_file,

@@ -169,6 +169,20 @@ class Replay:
         self.config_cache[blob] = digests
         return digests
 
+    def rules_epoch(self, blob: str | None) -> int:
+        """The ``[ledger] rules`` one configuration blob opted into (1: none named)."""
+        if blob is None:
+            return 1
+        import tomllib
+
+        from ledger.core.repobase import rules_epoch
+
+        try:
+            data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return 1
+        return rules_epoch(ledger_table(data, self.config_file) or {})
+
     def hook_rules(self, blob: str | None) -> list[Any] | None:
         """([hooks] free_paths, require_open_version) of one configuration blob: the
         settings a code commit is judged by are the ones in force when it was made, so a
