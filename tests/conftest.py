@@ -63,9 +63,10 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    # One user cache for the whole session (each worker its own), as on a machine
-    # where the same person runs many repositories: scipy's answers
-    # (ledger.core.distributions) are asked once, not once per test repository.
+    # One user cache for the whole session (each worker its own), never the
+    # developer's ~/.cache: matplotlib (report --format html, plot) builds its font
+    # cache there once per session, not once per test. git-ledger itself keeps
+    # nothing there.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
