@@ -4,7 +4,7 @@ A normal quantile (:class:`statistics.NormalDist`), a Student-t quantile, and
 the noncentrality at which a rule reaches a given power. They used to be asked
 of scipy, whose import cost about a second, and a cross-process memo of its
 answers made up for that (a second program, STYLE.md habit 14); these are a
-few dozen lines of documented numerics instead, checked against scipy to 1e-9
+few hundred lines of documented numerics instead, checked against scipy to 1e-9
 relative by tests/test_distributions_oracle.py (scipy is a test-only oracle).
 The pure statistics that use them are in :mod:`ledger.core.stats`.
 
@@ -244,6 +244,21 @@ def _tanh_sinh(h: float, span: float) -> tuple[tuple[float, float, float], ...]:
     return tuple(nodes)
 
 
+def _log_sin2(theta: float, a: float, b: float, from_a: float, from_b: float) -> float:
+    """log sin 2θ for a node of [a, b] in [0, π/2], ``from_a``/``from_b`` its exact
+    distances to the ends: 1 - 2 sin²(θ - π/4) near the mode, sin 2d near an end
+    at distance d (where p may be singular, df < 1), so neither rounds to 0 or 1."""
+    mid = 2.0 * math.sin(theta - math.pi / 4) ** 2
+    if mid < 0.5:
+        return math.log1p(-mid)
+    edge = min(theta, math.pi / 2 - theta)
+    if a == 0.0 and from_a < from_b:
+        edge = from_a
+    elif b == math.pi / 2 and from_b < from_a:
+        edge = from_b
+    return math.log(math.sin(2.0 * edge)) if edge > 0.0 else -math.inf
+
+
 def assurance(nc: float, k: float, df: float) -> float:
     """P(Δ/SE > k), averaged over σ's sampling distribution; see :func:`power_nc`."""
     return _assurance(nc, k, df)[0]
@@ -282,9 +297,9 @@ def _assurance(nc: float, k: float, df: float) -> tuple[float, float]:
     # (start, end, sign): the left of θ0 is subtracted, the right added
     quarter = math.pi / 4
     if theta0 <= quarter:
-        parts = [(0.0, theta0, -1.0), (theta0, quarter, 1.0), (quarter, 2 * quarter, 1.0)]
+        parts = [(0.0, theta0, -1.0), (theta0, quarter, 1.0), (quarter, math.pi / 2, 1.0)]
     else:
-        parts = [(0.0, quarter, -1.0), (quarter, theta0, -1.0), (theta0, 2 * quarter, 1.0)]
+        parts = [(0.0, quarter, -1.0), (quarter, theta0, -1.0), (theta0, math.pi / 2, 1.0)]
     terms = [total]
     slopes = []
     for a, b, sign in parts:
@@ -293,9 +308,8 @@ def _assurance(nc: float, k: float, df: float) -> tuple[float, float]:
             continue
         for from_a, from_b, w in _tanh_sinh(1.0 / 32.0, 4.5):
             theta = a + width * from_a if from_a < from_b else b - width * from_b
-            # sin 2θ = 1 - 2 sin²(θ - π/4), exact near the mode
-            log_p = log_norm + (df - 1.0) * math.log1p(-2.0 * math.sin(theta - quarter) ** 2)
-            mass = w * width * math.exp(log_p) if log_p > -745.0 else 0.0
+            log_p = log_norm + (df - 1.0) * _log_sin2(theta, a, b, width * from_a, width * from_b)
+            mass = w * width * math.exp(log_p) if -745.0 < log_p < 709.0 else 0.0
             if mass < 1e-20:  # the integrands are at most 1/2
                 continue
             # the distance to θ0, exact where θ0 is this interval's end
