@@ -102,6 +102,16 @@ def test_assurance_matches_scipy(df: float) -> None:
     assert not bad, bad
 
 
+@pytest.mark.parametrize("df", [0.5, 1.0, 2.0, 30.0, 1000.0])
+def test_assurance_is_one_half_at_nc_equal_to_k(df: float) -> None:
+    """An exact identity where the oracle cannot follow: at nc = k the event
+    √df·Z + k·(A − B) > 0 is symmetric, so its probability is 1/2 whatever k. (For
+    df 0.5 at alpha 0.001, k ≈ 4e5, scipy's nct gives 0.48 here, so that corner is
+    left out of the grids above.)"""
+    for k in (0.3, 2.0, 12.7, 636.6, 4.1e5):
+        assert abs(distributions.assurance(k, k, df) - 0.5) < 1e-12, k
+
+
 @pytest.mark.filterwarnings("ignore")
 @pytest.mark.parametrize("df", [1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 1000.0, 7.391])
 def test_power_nc_matches_scipy(df: float) -> None:
