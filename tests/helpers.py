@@ -45,9 +45,8 @@ def seal(monkeypatch: pytest.MonkeyPatch, factory: pytest.TempPathFactory) -> No
     )
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    # One user cache for the whole session (each worker its own), as on a machine
-    # where the same person runs many repositories: scipy's answers
-    # (ledger.core.distributions) are asked once, not once per test repository.
+    # One user cache for the whole session (each worker its own), never the developer's
+    # ~/.cache: git-ledger keeps nothing there, and nothing a test starts may either.
     monkeypatch.setenv("XDG_CACHE_HOME", str(factory.getbasetemp() / "xdg-cache"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ledger.core import caches, distributions, statuscache, verifycache
+from ledger.core import caches, statuscache, verifycache
 from tests.helpers import Repo
 from tests.test_campaign_batches import batch, camp, close_batch  # noqa: F401 (fixtures)
 
@@ -390,32 +390,3 @@ def test_status_shows_what_the_verify_report_under_its_key_says(repo: Repo) -> N
     assert _status(repo)[0]["history"] == [{**STALE, "commit": repo.head()}]
     path.write_text(json.dumps({**record, "key": "another program"}))
     assert _status(repo)[0]["history"] == []
-
-
-# --- scipy's answers ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "planted",
-    [b"\xff\xfe\x00", b'{"key": "K", "data": []}', b'{"key": "K", "data": {"q": "42"}}'],
-    ids=["binary", "not-a-table", "not-a-float"],
-)
-def test_scipy_answers_of_another_shape_are_not_answers(
-    tmp_path: Path, planted: bytes, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", "")  # only the repository's file: no home
-    monkeypatch.setenv("HOME", "")
-    path = tmp_path / "stats.json"
-    answers = distributions._Answers()
-    answers.use(path)
-    answers.put("q", 1.5)
-    key = json.loads(path.read_text())["key"]
-    assert key == answers._key()
-    path.write_bytes(planted.replace(b'"K"', json.dumps(key).encode()))
-    fresh = distributions._Answers()
-    fresh.use(path)
-    assert fresh.get("q") is None
-    path.write_text(json.dumps({"key": key, "data": {"q": 42.0}}))  # the check can fail
-    fresh.use(tmp_path / "elsewhere")
-    fresh.use(path)
-    assert fresh.get("q") == 42.0

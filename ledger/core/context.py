@@ -100,11 +100,7 @@ def open_preset(cwd: Path | str, preset: str) -> Context:
 
 
 def open_store(cwd: Path | str = ".") -> Store:
-    from ledger.core.stats import remember_answers
-
-    store = Store(cwd)
-    remember_answers(store.ledger_state_dir / "cache" / "stats.json")
-    return store
+    return Store(cwd)
 
 
 def open_context(cwd: Path | str = ".", snap: Snapshot | None = None) -> Context:

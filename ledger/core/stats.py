@@ -2,9 +2,9 @@
 
 Every function returns the numbers *and* where they came from, because a
 verdict must state n, the noise floor, the threshold and why. Everything here
-is plain arithmetic; the few quantiles only a distribution can give are asked
-of scipy in :mod:`ledger.core.distributions`, which imports it lazily and
-remembers its answers, and no distribution is hand-written.
+is plain arithmetic; the few quantiles only a distribution can give come from
+:mod:`ledger.core.distributions` (standard library only, checked against scipy
+by the tests).
 
 Comparisons are paired whenever the baseline and the version share seeds or
 windows: the SE then comes from the per-pair differences with Student-t at
@@ -21,10 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 
-# What the comparisons ask of scipy, answered once and remembered across processes;
-# ``remember_answers`` is named here too for the callers that point the memo at a repository.
 from ledger.core.distributions import power_nc, t_quantile, z_quantile
-from ledger.core.distributions import remember_answers as remember_answers
 
 # A value whose square overflows a double cannot be summarised; ingest refuses
 # anything larger in magnitude, and sample() scales before squaring anyway.
