@@ -95,7 +95,7 @@ class Reach(NamedTuple):
 
 
 def person_only(key: str) -> Reach | None:
-    """What that setting ``key`` would set is a person's, or None.
+    """The person's field that setting ``key`` would set, or None.
 
     ``key`` is dotted as ``config set`` takes it (quotes around a part are dropped).
     A key the model does not know is None here: ``config set`` refuses it as unknown.
