@@ -46,7 +46,9 @@ def test_a_noise_floor_widened_by_hand_is_refused_and_restored(camp: Repo) -> No
         check=False,
     )
     assert hooked.returncode == 1 and "config-frozen" in hooked.stderr, hooked.stderr
-    git(camp.path, "commit", "-q", "--no-verify", "-m", "chore: noisier")
+    # With its reason (tests/test_config_reason.py): the frozen floor is the rule here.
+    git(camp.path, "commit", "-q", "--no-verify", "-m", "chore: noisier", "--trailer",
+        "Ledger-Reason: noisier")  # fmt: skip
     slow = code(camp, "slow")
     refused = record(camp, slow, "held", "60", "--reason", "within the new floor")
     assert refused.code == 1 and "[config-frozen]" in refused.err, refused.err

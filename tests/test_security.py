@@ -102,7 +102,8 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
     start = text.index("[gates.recent]")
     end = text.index("[stats]")
     config.write_text(text[:start] + CONFIG_GATE % json.dumps(sys.executable) + text[end:])
-    git(victim, "commit", "-q", "-am", "chore(ledger): a real gate")
+    git(victim, "commit", "-q", "-am", "chore(ledger): a real gate", "--trailer",
+        "Ledger-Reason: the gate the project measures")  # fmt: skip
     gl(victim, "hooks", "install")
     git(victim, "push", "-q", "origin", "HEAD:main")
 

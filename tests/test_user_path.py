@@ -199,7 +199,11 @@ def test_doctor_fix_removes_a_stale_lock_typed_through_git(user: User) -> None:
 def test_editing_ledger_toml_after_hooks_install_commits(user: User) -> None:
     toml = user.cwd / "ledger.toml"
     toml.write_text(toml.read_text().replace("noise_floor = 1.0", "noise_floor = 0.8"))
-    user.sh("git", "commit", "-qam", "chore(ledger): a tighter noise floor")
+    # A setting that judges changes with its reason: the hook says how, in one line.
+    asked = user.sh("git", "commit", "-qam", "chore(ledger): a tighter noise floor", ok=False)
+    assert asked.returncode == 1 and "--trailer 'Ledger-Reason: why'" in asked.stderr
+    user.sh("git", "commit", "-qam", "chore(ledger): a tighter noise floor", "--trailer",
+            "Ledger-Reason: measured the noise again")  # fmt: skip
     assert user.sh("git", "status", "--porcelain", "--", "ledger.toml").stdout == ""
     trailers = user.sh("git", "log", "-1", "--format=%(trailers:only,unfold)").stdout
     assert "Ledger-Transition: config" in trailers, trailers

@@ -20,6 +20,7 @@ import click
 from ledger import __version__
 from ledger.core.clikit import Ctx, add_verbs, declare, json_option, pass_ctx
 from ledger.core.loops import NAMES as PRESETS
+from ledger.hooks import STAGES as HOOK_STAGES
 from ledger.presets.batches import verbs as batches_verbs
 from ledger.presets.campaign import verbs as campaign_verbs
 from ledger.presets.versions import verbs as versions_verbs
@@ -217,17 +218,7 @@ def hooks_uninstall(obj: Ctx, allow_hooks_path: bool) -> int:
 @hooks.command("run", context_settings={"ignore_unknown_options": True})
 @click.argument(
     "stage",
-    type=click.Choice(
-        [
-            "pre-commit",
-            "prepare-commit-msg",
-            "commit-msg",
-            "pre-push",
-            "pre-receive",
-            "update",
-            "post-receive",
-        ]
-    ),
+    type=click.Choice(HOOK_STAGES),
 )
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 @pass_ctx
