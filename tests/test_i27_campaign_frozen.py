@@ -60,6 +60,18 @@ def test_a_noise_floor_widened_by_hand_is_refused_and_restored(camp: Repo) -> No
     ok(camp, *words[2:])
 
 
+def _writers(candidate: str, verdict: str, speed: str) -> list[list[str]]:
+    """A call of each of the campaign's writing verbs (finish aside)."""
+    return [
+        ["candidate", "record", "--commit", candidate, "--verdict", verdict, "--reason", "r",
+         "--measure", f"speed={speed}", "--measure", "accel_mem_gb=N/A: none",
+         "--measure", "peak_cpu_gb=1", "--measure", "correctness=0"],
+        ["benchmark", "adjust", "--reason", "r"],
+        ["mistake", "add", "x", "--caught-by", "y", "--should-have-caught", "z"],
+        ["close", "--summary", "s"],
+    ]  # fmt: skip
+
+
 def test_every_writing_verb_checks_the_owner(camp: Repo) -> None:  # noqa: F811
     base = git(camp.path, "log", "-1", "--format=%H", "--grep=the base").strip()
     assert record(camp, base, "base", "100").code == 0
@@ -67,15 +79,7 @@ def test_every_writing_verb_checks_the_owner(camp: Repo) -> None:  # noqa: F811
     fast = code(camp, "fast")
     before = fingerprint(camp.path)
     env = {**__import__("os").environ, "LEDGER_OWNER": "mallory"}
-    for args in (
-        ["candidate", "record", "--commit", fast, "--verdict", "rejected", "--reason", "r",
-         "--measure", "speed=1", "--measure", "accel_mem_gb=N/A: none",
-         "--measure", "peak_cpu_gb=1", "--measure", "correctness=0"],
-        ["benchmark", "adjust", "--reason", "r"],
-        ["mistake", "add", "x", "--caught-by", "y", "--should-have-caught", "z"],
-        ["close", "--summary", "s"],
-        ["finish"],
-    ):  # fmt: skip
+    for args in (*_writers(fast, "rejected", "1"), ["finish"]):
         done = subprocess.run(
             ["git", "ledger", *args], cwd=camp.path, capture_output=True, text=True, env=env
         )
@@ -107,14 +111,7 @@ def test_every_writer_refuses_while_a_verdict_forged_past_the_hooks_stands(
     forged = git(camp.path, "rev-parse", "HEAD").strip()
     assert gl(camp, "verify").code == 1
     before = fingerprint(camp.path)
-    for args in (
-        ["candidate", "record", "--commit", fast, "--verdict", "promoted", "--reason", "r",
-         "--measure", "speed=200", "--measure", "accel_mem_gb=N/A: none",
-         "--measure", "peak_cpu_gb=1", "--measure", "correctness=0"],
-        ["benchmark", "adjust", "--reason", "r"],
-        ["mistake", "add", "x", "--caught-by", "y", "--should-have-caught", "z"],
-        ["close", "--summary", "s"],
-    ):  # fmt: skip
+    for args in _writers(fast, "promoted", "200"):
         done = gl(camp, *args)
         assert done.code == 1 and "[history-findings]" in done.err, (args, done.err)
         assert forged[:10] in done.err, (args, done.err)

@@ -15,8 +15,9 @@ from ledger.core.repobase import git
 REASON = "Ledger-Reason"
 
 
-def frozen_config_changed(config_file: str) -> bool:
-    """Do the staged verdict-affecting tables differ from HEAD's (new gates aside)?"""
+def staged_tables(config_file: str) -> tuple[dict[str, object], dict[str, object]]:
+    """The verdict-affecting settings at HEAD and as staged (``[ledger] rules`` among
+    them, as ``ledger.rules``), each configuration read once."""
     import tomllib
 
     def tables(rev: str) -> dict[str, object]:
@@ -27,22 +28,12 @@ def frozen_config_changed(config_file: str) -> bool:
             return {"unreadable": text}
         return repobase.frozen_tables(repobase.ledger_table(data, config_file) or {})
 
-    before, after = tables("HEAD:"), tables(":")
-    return bool(before) and any(after.get(k) != v for k, v in before.items())
+    return tables("HEAD:"), tables(":")
 
 
-def epochs(config_file: str) -> int:
-    """The higher of HEAD's and the staged configuration's ``[ledger] rules``."""
-    import tomllib
-
-    def epoch(rev: str) -> int:
-        try:
-            data = tomllib.loads(git("show", f"{rev}{config_file}", check=False))
-        except tomllib.TOMLDecodeError:
-            return 1
-        return repobase.rules_epoch(repobase.ledger_table(data, config_file) or {})
-
-    return max(epoch("HEAD:"), epoch(":"))
+def _epoch(tables: dict[str, object]) -> int:
+    value = tables.get("ledger.rules", 1)
+    return value if isinstance(value, int) else 1
 
 
 def has_reason(message_file: str) -> bool:
@@ -60,7 +51,9 @@ def has_reason(message_file: str) -> bool:
 
 def config_refusal(config_file: str, staged: list[str], message_file: str) -> str | None:
     """Why a commit that stages ``config_file`` is refused, or None."""
-    if not frozen_config_changed(config_file):
+    before, after = staged_tables(config_file)
+    # New gates aside: a gate added changes no verdict already registered.
+    if not before or all(after.get(k) == v for k, v in before.items()):
         return None
     if len(staged) > 1:
         return (
@@ -68,7 +61,7 @@ def config_refusal(config_file: str, staged: list[str], message_file: str) -> st
             f"with other files (fix: commit {config_file} on its own, or git ledger config "
             "set KEY VALUE --reason TEXT)"
         )
-    if epochs(config_file) >= 2 and not has_reason(message_file):
+    if max(_epoch(before), _epoch(after)) >= 2 and not has_reason(message_file):
         return (
             f"[config-reason] {config_file}'s verdict-affecting settings change with no "
             f"reason on record (fix: git commit --trailer '{REASON}: why', or git ledger "

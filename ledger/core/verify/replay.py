@@ -170,18 +170,10 @@ class Replay:
         return digests
 
     def rules_epoch(self, blob: str | None) -> int:
-        """The ``[ledger] rules`` one configuration blob opted into (1: none named)."""
-        if blob is None:
-            return 1
-        import tomllib
-
-        from ledger.core.repobase import rules_epoch
-
-        try:
-            data = tomllib.loads(self.read_blob(blob).decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return 1
-        return rules_epoch(ledger_table(data, self.config_file) or {})
+        """The ``[ledger] rules`` one configuration blob opted into (1: none named), from
+        its verdict-affecting tables (:meth:`config_tables`, which carry it)."""
+        value = self.config_tables(blob).get("ledger.rules", "1")
+        return int(value) if value.isdigit() else 1
 
     def hook_rules(self, blob: str | None) -> list[Any] | None:
         """([hooks] free_paths, require_open_version) of one configuration blob: the
